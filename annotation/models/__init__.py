@@ -1,0 +1,27 @@
+"""Concord's data model for studies, their content, the work handed out and the labels returned."""
+
+from .content import Output, Prompt, System
+from .study import Comparison, Enrolment, GuideVersion, Ruling, Study
+from .units import GoldAnswer, Unit, UnitOutput
+from .work import Assignment, Label, OutputRating, SpaAnswer
+from .workspace import Membership, Workspace
+
+__all__ = [
+    "Assignment",
+    "Comparison",
+    "Enrolment",
+    "GoldAnswer",
+    "GuideVersion",
+    "Label",
+    "Membership",
+    "Output",
+    "OutputRating",
+    "Prompt",
+    "Ruling",
+    "SpaAnswer",
+    "Study",
+    "System",
+    "Unit",
+    "UnitOutput",
+    "Workspace",
+]

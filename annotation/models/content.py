@@ -1,0 +1,55 @@
+"""What is being evaluated: systems, prompts (with slice metadata) and each system's outputs.
+
+None of this is ever sent to an annotator by id; annotators see presentations.
+"""
+
+from django.db import models
+
+
+class System(models.Model):
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="systems")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["study", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="system_name_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Prompt(models.Model):
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="prompts")
+    external_id = models.CharField(max_length=200)
+    text = models.TextField()
+    language = models.CharField(max_length=32, blank=True)
+    topic = models.CharField(max_length=200, blank=True)
+    source = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["study", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="prompt_id_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Output(models.Model):
+    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="outputs")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["prompt", "system"]
+        constraints = [
+            models.UniqueConstraint(fields=["prompt", "system"], name="output_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system} on {self.prompt}"

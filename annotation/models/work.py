@@ -1,0 +1,187 @@
+"""The work handed out (assignments with their presentation) and the labels that come back.
+
+Labels are append-only: nothing updates or deletes them; corrections are new labels.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotation.tokens import new_token
+
+
+class Purpose(models.TextChoices):
+    PRODUCTION = "production", "Production"
+    GOLD = "gold", "Gold"
+    REPEAT = "repeat", "Blind repeat"
+    ATTENTION = "attention", "Attention check"
+    QUALIFICATION = "qualification", "Qualification"
+    CALIBRATION = "calibration", "Calibration"
+
+
+class Assignment(models.Model):
+    """One presentation of a unit to one annotator, under its own opaque token."""
+
+    Purpose = Purpose
+
+    class Status(models.TextChoices):
+        LEASED = "leased", "Leased"
+        SUBMITTED = "submitted", "Submitted"
+        EXPIRED = "expired", "Expired (slot returned)"
+        ABANDONED = "abandoned", "Abandoned (slot returned)"
+
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="+")
+    unit = models.ForeignKey(
+        "annotation.Unit", on_delete=models.CASCADE, related_name="assignments"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
+    token = models.CharField(max_length=32, unique=True, default=new_token, editable=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.LEASED)
+    # Position in the annotator's session (1, 2, ...): what they were shown, in order.
+    position = models.PositiveIntegerField()
+    # Sides, order and letter aliases as drawn for this presentation, mapping back to canonical ids.
+    presentation = models.JSONField(default=dict, blank=True)
+    repeat_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="repeats"
+    )
+    guide_version = models.ForeignKey(
+        "annotation.GuideVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    leased_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotator", "unit"],
+                condition=Q(purpose="production", status__in=["leased", "submitted"]),
+                name="assignment_one_production_per_annotator_unit",
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "study", "position"], name="assignment_position_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(purpose__in=[p.value for p in Purpose]), name="assignment_purpose_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["leased", "submitted", "expired", "abandoned"]),
+                name="assignment_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(repeat_of__isnull=True) | Q(purpose="repeat"),
+                name="assignment_repeat_of_only_for_repeats",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["annotator", "study", "status"], name="assignment_queue"),
+            models.Index(
+                fields=["expires_at"], condition=Q(status="leased"), name="assignment_live_leases"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} {self.token} for {self.annotator}"
+
+
+class Label(models.Model):
+    """An annotator's answer to one assignment, with the context it was given in."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.PROTECT, related_name="label")
+    # Copies of the assignment's keys, so analysis loads long-format arrays without joins.
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="labels")
+    unit = models.ForeignKey("annotation.Unit", on_delete=models.CASCADE, related_name="labels")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="labels"
+    )
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
+    idempotency_key = models.UUIDField(unique=True)
+    # Categorical/ordinal value, or for pairwise the side clicked ("left", "right", "tie").
+    choice = models.CharField(max_length=100, blank=True)
+    # Likert or continuous score.
+    score = models.FloatField(null=True, blank=True)
+    # Pairwise: the canonical winner, the presentation undone (null for a tie).
+    winner = models.ForeignKey(
+        "annotation.System", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    value = models.JSONField(default=dict, blank=True, help_text="The answer as submitted.")
+    guide_version = models.ForeignKey(
+        "annotation.GuideVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    rendered_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    active_ms = models.PositiveIntegerField(null=True, blank=True)
+    # SPA: which outputs were shown, for how long, and whether each was scrolled into view.
+    exposure = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=0, score__lte=100),
+                name="label_score_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(purpose__in=[p.value for p in Purpose]), name="label_purpose_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["study", "purpose", "id"], name="label_study_purpose"),
+            models.Index(fields=["annotator", "study"], name="label_annotator_study"),
+        ]
+
+    def __str__(self) -> str:
+        return f"label {self.pk} on {self.assignment.token}"
+
+
+class SpaAnswer(models.Model):
+    """One stated probability from an SPA batch: P[X>Y] in percent, or P[Y>X] when reversed."""
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="spa_answers")
+    comparison = models.ForeignKey(
+        "annotation.Comparison", on_delete=models.PROTECT, related_name="answers"
+    )
+    reverse = models.BooleanField(default=False, help_text="True if this is P[Y>X].")
+    probability = models.FloatField(help_text="Percent chance, 0 to 100.")
+    position = models.PositiveSmallIntegerField(help_text="Order in which it was asked.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["label", "comparison", "reverse"], name="spa_answer_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(probability__gte=0, probability__lte=100),
+                name="spa_answer_probability_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        side = "P[Y>X]" if self.reverse else "P[X>Y]"
+        return f"{side} = {self.probability:g}% on {self.comparison}"
+
+
+class OutputRating(models.Model):
+    """A Likert rating of one output given on an SPA page (the standard protocol, same people)."""
+
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="output_ratings")
+    output = models.ForeignKey("annotation.Output", on_delete=models.PROTECT, related_name="+")
+    score = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["label", "output"], name="output_rating_unique"),
+            models.CheckConstraint(
+                condition=Q(score__gte=0, score__lte=100), name="output_rating_score_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.score:g} for output {self.output_id}"

@@ -1,0 +1,143 @@
+"""Label schemes, presentations and answers: what each task kind asks and what counts as an answer.
+
+`clean_answer` turns a submitted form (field -> string) into a `CleanAnswer` in canonical terms,
+undoing the presentation (sides, letters, order), or raises `AnswerError` naming the field.
+
+Label scheme (Study.label_scheme) per task kind:
+  likert       {"points": [{"value": 1, "text": "Very poor"}, ..., {"value": 5, "text": "Great"}]}
+  continuous   {"min_text": "Worst imaginable", "max_text": "Best imaginable",
+                "best_reference": "<text>", "worst_reference": "<text>"}   (references optional)
+  categorical  {"labels": [{"value": "safe", "text": "Safe", "key": "s"}, ...]}
+  ordinal      same as categorical; the list order is the scale order
+  pairwise     {"tie_allowed": true}
+  spa          {"likert_points": [...]} when Study.spa_collect_likert is on (same shape as points)
+
+Presentation (Assignment.presentation), drawn by the assignment engine per assignment; never sent
+to the browser as such (only texts and letters are rendered):
+  output       {"kind": "output", "output": <output id>}
+  pair         {"kind": "pair", "left": <output id>, "right": <output id>}
+  spa_batch    {"kind": "spa_batch",
+                "letters": {"A": <system id>, "B": ...},        # per-annotator writer letters
+                "prompts": [<prompt id>, ...],                  # reading order of the prompts
+                "writers": ["C", "A", ...],                     # order of writers within a prompt
+                "outputs": [<output id>, ...],                  # every output shown, display order
+                "questions": [{"comparison": <id>, "reverse": false, "x": "A", "y": "C"}, ...]}
+                # a reverse question asks P[Y>X] with x/y letters swapped; reverse questions come
+                # after all forward ones, in a shuffled order, never next to their twin
+
+Submitted form fields (names the workbench posts):
+  likert, continuous, categorical, ordinal: "choice" (label value) or "score" (number)
+  pairwise: "choice" in {"left", "right", "tie"}
+  spa: "p_<i>" for question i of the presentation (0..100, percent), and, with Likert on,
+       "likert_<output id>" for each output shown
+"""
+
+import math
+from dataclasses import dataclass, field
+
+from annotation.models import Study
+
+
+class AnswerError(ValueError):
+    """A submitted answer that cannot be stored; `field` names the offending form field."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class CleanAnswer:
+    choice: str = ""
+    score: float | None = None
+    winner_system_id: int | None = None
+    # (comparison id, reverse, probability in percent, position asked)
+    spa_answers: tuple[tuple[int, bool, float, int], ...] = ()
+    # (output id, score)
+    output_ratings: tuple[tuple[int, float], ...] = ()
+    raw: dict = field(default_factory=dict)
+
+
+def choice_values(study: Study) -> list[str]:
+    """The allowed `choice` values of a categorical or ordinal study, in scale order."""
+    return [str(item["value"]) for item in study.label_scheme.get("labels", [])]
+
+
+def likert_values(points: list[dict]) -> list[float]:
+    return [float(p["value"]) for p in points]
+
+
+def parse_number(field_name: str, raw, low: float, high: float) -> float:
+    """A finite number in [low, high], or AnswerError naming the field."""
+    if raw is None or str(raw).strip() == "":
+        raise AnswerError(field_name, "an answer is required")
+    try:
+        value = float(str(raw).strip())
+    except ValueError:
+        raise AnswerError(field_name, f"{raw!r} is not a number") from None
+    if not math.isfinite(value):
+        raise AnswerError(field_name, "must be a finite number")
+    if not low <= value <= high:
+        raise AnswerError(field_name, f"{value:g} is outside {low:g} to {high:g}")
+    return value
+
+
+def clean_answer(study: Study, presentation: dict, data) -> CleanAnswer:
+    """Validate a submitted form against the study's scheme and map it to canonical terms."""
+    raw = {key: data.get(key) for key in data if not key.startswith(("csrf", "_"))}
+    kind = study.task_kind
+    if kind in (Study.TaskKind.CATEGORICAL, Study.TaskKind.ORDINAL):
+        allowed = choice_values(study)
+        choice = (data.get("choice") or "").strip()
+        if not choice:
+            raise AnswerError("choice", "choose a label")
+        if choice not in allowed:
+            raise AnswerError("choice", f"{choice!r} is not one of {', '.join(allowed)}")
+        return CleanAnswer(choice=choice, raw=raw)
+    if kind == Study.TaskKind.LIKERT:
+        allowed = likert_values(study.label_scheme.get("points", []))
+        score = parse_number("score", data.get("score"), min(allowed), max(allowed))
+        if score not in allowed:
+            raise AnswerError("score", f"{score:g} is not a point on the scale")
+        return CleanAnswer(score=score, raw=raw)
+    if kind == Study.TaskKind.CONTINUOUS:
+        return CleanAnswer(score=parse_number("score", data.get("score"), 0, 100), raw=raw)
+    if kind == Study.TaskKind.PAIRWISE:
+        return _clean_pairwise(study, presentation, data, raw)
+    if kind == Study.TaskKind.SPA:
+        return _clean_spa(study, presentation, data, raw)
+    raise AnswerError("task", f"unknown task kind {kind!r}")
+
+
+def _clean_pairwise(study: Study, presentation: dict, data, raw: dict) -> CleanAnswer:
+    from annotation.models import Output
+
+    choice = (data.get("choice") or "").strip()
+    allowed = ["left", "right"] + (["tie"] if study.label_scheme.get("tie_allowed", True) else [])
+    if choice not in allowed:
+        raise AnswerError("choice", f"choose one of {', '.join(allowed)}")
+    winner = None
+    if choice != "tie":
+        output_id = presentation[choice]
+        winner = Output.objects.filter(pk=output_id).values_list("system_id", flat=True).get()
+    return CleanAnswer(choice=choice, winner_system_id=winner, raw=raw)
+
+
+def _clean_spa(study: Study, presentation: dict, data, raw: dict) -> CleanAnswer:
+    answers = []
+    for i, question in enumerate(presentation.get("questions", [])):
+        name = f"p_{i}"
+        probability = parse_number(name, data.get(name), 0, 100)
+        answers.append((int(question["comparison"]), bool(question["reverse"]), probability, i))
+    ratings = []
+    if study.spa_collect_likert:
+        points = study.label_scheme.get("likert_points", [])
+        allowed = likert_values(points)
+        for output_id in presentation.get("outputs", []):
+            name = f"likert_{output_id}"
+            score = parse_number(name, data.get(name), min(allowed), max(allowed))
+            if score not in allowed:
+                raise AnswerError(name, f"{score:g} is not a point on the scale")
+            ratings.append((int(output_id), score))
+    return CleanAnswer(spa_answers=tuple(answers), output_ratings=tuple(ratings), raw=raw)

@@ -1,0 +1,1 @@
+"""Writes: every change to studies, units, assignments and labels goes through these functions."""

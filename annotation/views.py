@@ -1,0 +1,39 @@
+"""Pages of the annotation side: home, the lead's study overview. Views stay thin.
+
+The annotator workbench lives in `annotation.workbench`; the dashboards in `qc.views`.
+"""
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.shortcuts import render
+
+from annotation import selectors
+from annotation.models import Label, Unit
+
+
+@login_required
+def home(request):
+    lead_studies = selectors.lead_studies_for(request.user).select_related("workspace")
+    annotator_studies = selectors.annotator_studies_for(request.user).select_related("workspace")
+    return render(
+        request,
+        "annotation/home.html",
+        {"lead_studies": lead_studies, "annotator_studies": annotator_studies},
+    )
+
+
+@login_required
+def study_overview(request, token: str):
+    study = selectors.lead_study_or_404(request.user, token)
+    units_by_role = dict(
+        Unit.objects.filter(study=study).values_list("role").annotate(n=Count("id"))
+    )
+    context = {
+        "study": study,
+        "units_by_role": units_by_role,
+        "n_labels": Label.objects.filter(study=study).count(),
+        "n_annotators": study.enrolments.count(),
+        "systems": study.systems.all(),
+        "guide": study.current_guide(),
+    }
+    return render(request, "annotation/study_overview.html", context)

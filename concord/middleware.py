@@ -1,0 +1,47 @@
+"""Cross-cutting HTTP behaviour: the Content-Security-Policy header, and loud session expiry.
+
+An htmx request from a signed-out browser must never get a login page swapped in as if it were
+the answer: it gets 401 with an `HX-Redirect` to the login page instead.
+"""
+
+from urllib.parse import quote
+
+from django.conf import settings
+from django.http import HttpResponse
+from django.shortcuts import resolve_url
+
+
+class ContentSecurityPolicyMiddleware:
+    """Add an enforcing CSP to every response (no inline scripts or styles anywhere)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        response.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
+        return response
+
+
+class HtmxLoginRequiredMiddleware:
+    """Turn the login redirect of an htmx request into 401 + HX-Redirect."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        login_url = resolve_url(settings.LOGIN_URL)
+        is_login_redirect = response.status_code == 302 and response.get("Location", "").startswith(
+            login_url
+        )
+        if getattr(request, "htmx", False) and is_login_redirect:
+            current = request.htmx.current_url_abs_path or request.get_full_path()
+            expired = HttpResponse(
+                "Your session has expired. Sign in again; your answer is kept in this browser.",
+                status=401,
+                content_type="text/plain",
+            )
+            expired["HX-Redirect"] = f"{login_url}?next={quote(current)}"
+            return expired
+        return response

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class QcConfig(AppConfig):
+    name = "qc"
+    verbose_name = "Quality control"

@@ -1,0 +1,136 @@
+"""Test-wide set-up: service detection for the markers, and shared fixtures.
+
+A test marked `postgres`, `redis`, `worker` or `browser` skips when that service is absent, unless
+CONCORD_REQUIRE_SERVICES=1 (as in CI), where a missing service fails the test instead.
+"""
+
+import os
+import shutil
+from functools import cache
+
+import pytest
+from django.conf import settings
+
+REQUIRE_SERVICES = os.environ.get("CONCORD_REQUIRE_SERVICES", "") in {"1", "true", "yes"}
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def using_postgres() -> bool:
+    return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+
+
+@cache
+def redis_reachable() -> bool:
+    url = settings.CELERY_BROKER_URL
+    if not url.startswith("redis://"):
+        return False
+    try:
+        import redis
+
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except Exception:
+        return False
+
+
+def chromium_available() -> bool:
+    return bool(CHROMIUM) and os.path.exists(CHROMIUM)
+
+
+def _missing(marker: str) -> str | None:
+    if marker in {"postgres", "worker"} and not using_postgres():
+        return "needs PostgreSQL: set DATABASE_URL=postgres://..."
+    if marker in {"redis", "worker"} and not redis_reachable():
+        return "needs Redis: set CELERY_BROKER_URL=redis://... to a running server"
+    if marker == "browser" and not chromium_available():
+        return "needs Chromium (apt-get install chromium) or CHROMIUM_PATH"
+    return None
+
+
+def pytest_runtest_setup(item):
+    for marker in ("postgres", "redis", "worker", "browser"):
+        if item.get_closest_marker(marker):
+            reason = _missing(marker)
+            if reason and REQUIRE_SERVICES:
+                pytest.fail(f"[{marker}] {reason} (CONCORD_REQUIRE_SERVICES is set)")
+            elif reason:
+                pytest.skip(reason)
+
+
+@pytest.fixture
+def worker_process(transactional_db, tmp_path):
+    """A real `celery worker` process on the test database and the configured Redis broker.
+
+    Yields the Popen; the worker is stopped (TERM, then KILL) afterwards. Tasks must be sent
+    with `celery_app.send_task` or with eager mode off, since the test process may run eagerly.
+    """
+    import subprocess
+    import sys
+    import time
+
+    from django.db import connection
+
+    from concord.celery import app as celery_app
+
+    db = settings.DATABASES["default"]
+    env = dict(os.environ)
+    env["DATABASE_URL"] = (
+        f"postgres://{db['USER']}:{db.get('PASSWORD') or ''}@{db['HOST']}:{db['PORT']}/"
+        f"{connection.settings_dict['NAME']}"
+    )
+    env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
+    env["CELERY_TASK_ALWAYS_EAGER"] = "0"
+    # A queue of its own, so stray messages from other runs are never consumed here.
+    queue = f"test-{os.getpid()}-{time.monotonic_ns()}"
+    env["CELERY_TASK_DEFAULT_QUEUE"] = queue
+    log = tmp_path / "worker.log"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "concord",
+            "worker",
+            "--pool=solo",
+            "--concurrency=1",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "-Q",
+            queue,
+            "-n",
+            f"{queue}@%h",
+            "--loglevel=INFO",
+        ],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        cwd=settings.BASE_DIR,
+    )
+    proc.queue = queue
+    proc.log_path = log
+    old_queue = celery_app.conf.task_default_queue
+    celery_app.conf.task_default_queue = queue
+    try:
+        yield proc
+    finally:
+        celery_app.conf.task_default_queue = old_queue
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2):
+    """Poll `predicate` until it returns something truthy, or fail after `timeout` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(interval)
+    pytest.fail(f"condition not met within {timeout:.0f} s")
