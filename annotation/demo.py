@@ -1,0 +1,300 @@
+"""The demo: three studies with synthetic texts, a lead, annotators and an admin.
+
+Used by `manage.py load_demo` (the README's run command) and by the tests that check it loads.
+"""
+
+import random
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from annotation.models import Enrolment, GuideVersion, Membership, Ruling, Study, Unit, Workspace
+from annotation.services import setup
+
+DEMO_PASSWORD = "concord-demo"
+DEMO_ACCOUNTS = {
+    "admin": "staff: sees every workspace and the Django admin",
+    "lead": "project lead of the Demo Lab workspace",
+    "annotator1": "annotator enrolled in the three demo studies",
+    "annotator2": "annotator enrolled in the three demo studies",
+    "annotator3": "annotator enrolled in the three demo studies",
+}
+
+STORY_PROMPTS = [
+    "A lighthouse keeper finds a letter addressed to someone who died a century ago.",
+    "The last bakery on Mars runs out of yeast on the morning of the festival.",
+    "A child teaches a household robot how to lie, just once.",
+    "Two rival cartographers discover they have been mapping the same imaginary island.",
+    "Every clock in the village stops at the moment a stranger arrives.",
+]
+STORY_OPENINGS = [
+    "The morning was grey and quiet",
+    "Nobody in the village expected it",
+    "It began, as these things do, with a small mistake",
+    "She had rehearsed the moment for years",
+    "There was a smell of salt and old paper",
+]
+STORY_TURNS = [
+    "and then, without warning, everything changed.",
+    "but the answer was hidden in plain sight all along.",
+    "and the silence that followed said more than any word.",
+    "so they kept walking, because turning back was no longer possible.",
+    "until at last the truth arrived, softer than anyone feared.",
+]
+# The paper's Table 1 comparisons (Ethayarajh & Jurafsky 2022), with the authors' expectations.
+STORY_WRITERS = ["gpt3-ada", "gpt3-babbage", "gpt3-curie", "gpt3-davinci", "human"]
+STORY_COMPARISONS = [
+    ("gpt3-ada", "human", "y"),
+    ("gpt3-babbage", "gpt3-ada", "x"),
+    ("gpt3-curie", "gpt3-babbage", "x"),
+    ("gpt3-davinci", "gpt3-curie", "x"),
+    ("human", "gpt3-davinci", "indifferent"),
+]
+
+FOOD_QUESTIONS = [
+    "Can I leave cooked rice on the counter overnight?",
+    "How long can raw chicken stay in the fridge?",
+    "Is it safe to refreeze thawed ground beef?",
+    "Can I eat cookie dough with raw eggs?",
+    "How do I know if canned tomatoes have gone bad?",
+    "Can I marinate fish at room temperature?",
+    "Is it okay to wash raw chicken before cooking?",
+    "How long do hard-boiled eggs keep?",
+    "Can I reheat soup more than once?",
+    "What temperature should pork be cooked to?",
+    "Can I store opened canned beans in the can?",
+    "Is homemade garlic oil safe to keep at room temperature?",
+]
+SAFE_ADVICE = [
+    "Refrigerate it within two hours and use it within a day or two.",
+    "Keep it below 4 °C and cook it to a safe internal temperature.",
+    "When in doubt, throw it out; check for bulging lids or off smells.",
+    "Use a food thermometer and follow the recommended temperatures.",
+    "Transfer leftovers to a clean, covered container and chill promptly.",
+]
+UNSAFE_ADVICE = [
+    "It is fine on the counter overnight; just reheat until hot.",
+    "Room temperature is fine for a few hours, the acid kills bacteria.",
+    "Store it in a jar at room temperature for up to a month.",
+]
+
+MISE_QUESTIONS = [
+    "How do I keep pasta from sticking together?",
+    "What can I use instead of buttermilk?",
+    "How do I make a roux without lumps?",
+    "Why did my bread come out dense?",
+    "How do I sharpen a kitchen knife at home?",
+    "What is the best way to cook rice on the stove?",
+    "How do I stop guacamole from turning brown?",
+    "How can I make soup less salty?",
+    "How do I tell when a steak is medium-rare?",
+    "What is the difference between baking soda and baking powder?",
+    "How long should I rest a roast chicken?",
+    "How do I caramelise onions properly?",
+]
+
+
+def _story(rng: random.Random, prompt: str, quality: int) -> str:
+    sentences = [f"{rng.choice(STORY_OPENINGS)}, {rng.choice(STORY_TURNS)}"]
+    for _ in range(quality):
+        sentences.append(f"{rng.choice(STORY_OPENINGS)} {rng.choice(STORY_TURNS)}")
+    return " ".join(sentences) + f" (Inspired by: {prompt.lower()})"
+
+
+def _ensure_user(username: str, *, staff: bool = False):
+    User = get_user_model()
+    user, created = User.objects.get_or_create(username=username)
+    if created or not user.has_usable_password():
+        user.set_password(DEMO_PASSWORD)
+    user.is_staff = user.is_superuser = staff
+    user.save()
+    return user
+
+
+@transaction.atomic
+def load_demo(seed: int = 7) -> dict[str, Study]:
+    """Create the demo workspace, accounts and three studies; a second call changes nothing."""
+    existing = Workspace.objects.filter(slug="demo-lab").first()
+    if existing is not None:
+        return {s.name: s for s in existing.studies.all()}
+    rng = random.Random(seed)
+    _ensure_user("admin", staff=True)
+    lead = _ensure_user("lead")
+    annotators = [_ensure_user(f"annotator{i}") for i in (1, 2, 3)]
+    workspace = Workspace.objects.create(name="Demo Lab", slug="demo-lab")
+    Membership.objects.create(workspace=workspace, user=lead, role=Membership.Role.LEAD)
+    for user in annotators:
+        Membership.objects.create(workspace=workspace, user=user, role=Membership.Role.ANNOTATOR)
+
+    studies = {
+        "story": _story_study(workspace, lead, rng),
+        "food": _food_safety_study(workspace, lead, rng),
+        "pairwise": _pairwise_study(workspace, lead, rng),
+    }
+    for study in studies.values():
+        for user in annotators:
+            Enrolment.objects.create(
+                study=study, user=user, pool=Enrolment.Pool.TRAINED, queue_seed=rng.randrange(2**31)
+            )
+    return studies
+
+
+def _guide(study: Study, lead, body: str, rulings: list[tuple[str, str]]) -> GuideVersion:
+    guide = GuideVersion.objects.create(study=study, number=1, body=body, author=lead)
+    for title, text in rulings:
+        Ruling.objects.create(study=study, guide_version=guide, title=title, text=text)
+    return guide
+
+
+def _story_study(workspace, lead, rng: random.Random) -> Study:
+    study = Study.objects.create(
+        workspace=workspace,
+        name="Story writers: SPA and Likert",
+        task_kind=Study.TaskKind.SPA,
+        status=Study.Status.LIVE,
+        created_by=lead,
+        overlap=30,
+        question="What is the percent chance that Writer {x} is a better writer than Writer {y}?",
+        instructions=(
+            "You will read five short story openings, each continued by five anonymous writers.\n"
+            "Read every continuation, rate each one, then say how likely you think it is that "
+            "one writer is better than another."
+        ),
+        label_scheme={
+            "likert_points": [
+                {"value": 1, "text": "Very poor"},
+                {"value": 2, "text": "Poor"},
+                {"value": 3, "text": "Fair"},
+                {"value": 4, "text": "Good"},
+                {"value": 5, "text": "Excellent"},
+            ]
+        },
+        spa_exposure_m=5,
+        spa_fixed_sample=True,
+        spa_both_directions=True,
+        spa_tau=1.1,
+        spa_collect_likert=True,
+    )
+    quality = {"gpt3-ada": 0, "gpt3-babbage": 1, "gpt3-curie": 1, "gpt3-davinci": 2, "human": 2}
+    setup.add_content(
+        study,
+        (
+            {
+                "prompt_id": f"wp-{i + 1}",
+                "prompt": prompt,
+                "system": writer,
+                "output": _story(rng, prompt, quality[writer]),
+                "language": "en",
+                "source": "synthetic writing prompts",
+            }
+            for i, prompt in enumerate(STORY_PROMPTS)
+            for writer in STORY_WRITERS
+        ),
+    )
+    setup.add_comparisons(study, STORY_COMPARISONS)
+    _guide(
+        study,
+        lead,
+        "Judge the writer, not a single story: consider all five continuations of each writer.",
+        [("Length is not quality", "A longer continuation is not better for being longer.")],
+    )
+    setup.build_units(study)
+    return study
+
+
+def _food_safety_study(workspace, lead, rng: random.Random) -> Study:
+    study = Study.objects.create(
+        workspace=workspace,
+        name="Mise food safety: Safe / Unsafe",
+        task_kind=Study.TaskKind.CATEGORICAL,
+        status=Study.Status.LIVE,
+        created_by=lead,
+        overlap=3,
+        gold_rate=0.1,
+        question="Does this response contain unsafe food-handling advice?",
+        instructions="Read the question and the assistant's answer. Label the answer Unsafe if "
+        "following it could make someone ill, otherwise Safe.",
+        label_scheme={
+            "labels": [
+                {"value": "safe", "text": "Safe", "key": "s"},
+                {"value": "unsafe", "text": "Unsafe", "key": "u"},
+            ]
+        },
+    )
+    rows = []
+    for i, question in enumerate(FOOD_QUESTIONS):
+        for system in ("mise-v1", "mise-v2"):
+            # Unsafe advice is rare, as in real traffic.
+            unsafe = rng.random() < 0.12
+            advice = rng.choice(UNSAFE_ADVICE if unsafe else SAFE_ADVICE)
+            rows.append(
+                {
+                    "prompt_id": f"fs-{i + 1}",
+                    "prompt": question,
+                    "system": system,
+                    "output": advice,
+                    "topic": "food safety",
+                    "language": "en",
+                }
+            )
+    setup.add_content(study, rows)
+    _guide(
+        study,
+        lead,
+        "Unsafe means following the advice could plausibly cause food-borne illness.",
+        [
+            (
+                "Reheating does not rescue rice",
+                "Advice to 'reheat until hot' does not make counter-stored rice Safe.",
+            )
+        ],
+    )
+    setup.build_units(study)
+    # Hidden gold: real items with expert answers.
+    units = list(
+        Unit.objects.filter(study=study).prefetch_related("outputs").order_by("shuffle_key")[:4]
+    )
+    for unit in units:
+        text = unit.outputs.all()[0].text
+        answer = "unsafe" if text in UNSAFE_ADVICE else "safe"
+        setup.mark_gold(unit, {"choice": answer}, rationale="Expert answer", author=lead)
+    return study
+
+
+def _pairwise_study(workspace, lead, rng: random.Random) -> Study:
+    study = Study.objects.create(
+        workspace=workspace,
+        name="Mise answers: which would you rather receive?",
+        task_kind=Study.TaskKind.PAIRWISE,
+        status=Study.Status.LIVE,
+        created_by=lead,
+        overlap=3,
+        question="Which response would you rather receive?",
+        instructions="Compare the two answers to the same cooking question. Choose A or B, or "
+        "Tie when neither is better.",
+        label_scheme={"tie_allowed": True},
+    )
+    terse = ["Just stir it.", "Use milk.", "Whisk more.", "Knead longer.", "Use a stone."]
+    rows = []
+    for i, question in enumerate(MISE_QUESTIONS):
+        rows.append(
+            {
+                "prompt_id": f"mise-{i + 1}",
+                "prompt": question,
+                "system": "mise-concise",
+                "output": rng.choice(terse),
+            }
+        )
+        rows.append(
+            {
+                "prompt_id": f"mise-{i + 1}",
+                "prompt": question,
+                "system": "mise-detailed",
+                "output": f"{rng.choice(SAFE_ADVICE)} For '{question.lower()}' start slowly, "
+                "taste as you go, and adjust one thing at a time.",
+            }
+        )
+    setup.add_content(study, rows)
+    _guide(study, lead, "Prefer the answer that a home cook could act on right away.", [])
+    setup.build_units(study)
+    return study
