@@ -45,3 +45,25 @@ class HtmxLoginRequiredMiddleware:
             expired["HX-Redirect"] = f"{login_url}?next={quote(current)}"
             return expired
         return response
+
+
+class HealthCheckMiddleware:
+    """Answer /healthz before host validation and the HTTPS redirect, for container probes.
+
+    It checks that the database answers; it reveals nothing else.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path != "/healthz":
+            return self.get_response(request)
+        from django.db import connection
+
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+        except Exception:
+            return HttpResponse("database unavailable", status=503, content_type="text/plain")
+        return HttpResponse("ok", content_type="text/plain")

@@ -71,6 +71,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "concord.middleware.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "concord.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

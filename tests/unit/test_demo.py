@@ -1,0 +1,56 @@
+"""The demo loader builds the three demo studies, and loading twice changes nothing."""
+
+import pytest
+from django.test import Client
+
+from annotation.demo import DEMO_PASSWORD, load_demo
+from annotation.models import Comparison, GoldAnswer, Study, Unit
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_loads_three_studies_of_the_promised_kinds():
+    load_demo()
+    kinds = sorted(Study.objects.values_list("task_kind", flat=True))
+    assert kinds == ["categorical", "pairwise", "spa"]
+
+
+def test_demo_spa_study_is_shaped_like_the_papers_story_study():
+    load_demo()
+    story = Study.objects.get(task_kind="spa")
+    assert story.systems.count() == 5
+    assert story.prompts.count() == 5
+    assert Comparison.objects.filter(study=story).count() == 5
+    batch = Unit.objects.get(study=story)
+    assert batch.kind == Unit.Kind.SPA_BATCH
+    assert batch.members.count() == 25  # 5 prompts x 5 writers, one fixed sample
+
+
+def test_demo_food_safety_study_has_rare_unsafe_items_and_hidden_gold():
+    load_demo()
+    food = Study.objects.get(task_kind="categorical")
+    assert GoldAnswer.objects.filter(unit__study=food).count() >= 1
+    from annotation.demo import UNSAFE_ADVICE
+
+    texts = [o.text for p in food.prompts.all() for o in p.outputs.all()]
+    unsafe = sum(text in UNSAFE_ADVICE for text in texts)
+    assert 0 < unsafe < len(texts) / 3
+
+
+def test_loading_the_demo_twice_changes_nothing():
+    load_demo()
+    counts = (Study.objects.count(), Unit.objects.count())
+    load_demo()
+    assert (Study.objects.count(), Unit.objects.count()) == counts
+
+
+def test_demo_lead_and_annotator_can_sign_in_and_see_their_studies():
+    load_demo()
+    for username, expected in [("lead", 3), ("annotator1", 3)]:
+        client = Client()
+        response = client.post(
+            "/accounts/login/", {"username": username, "password": DEMO_PASSWORD}, follow=True
+        )
+        page = response.content.decode()
+        assert response.status_code == 200
+        assert sum(s.name in page for s in Study.objects.all()) == expected
