@@ -1,0 +1,510 @@
+"""Label models: majority and weighted vote, soft labels and Dawid-Skene EM.
+
+Long-format inputs (one row per label); vectorised with np.bincount and sparse products.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "DawidSkeneResult",
+    "SoftLabels",
+    "VoteResult",
+    "dawid_skene",
+    "majority_vote",
+    "soft_labels",
+    "weighted_vote",
+]
+
+_TIE_BREAKS = ("random", "lowest")
+_INITS = ("proportions", "majority")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _as_1d(values, name: str) -> np.ndarray:
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise ValueError(f"{name}: expected a one-dimensional array, got shape {a.shape}")
+    if a.dtype.kind == "f" and np.isnan(a).any():
+        raise ValueError(f"{name}: contains NaN; leave a missing label out instead")
+    return a
+
+
+def _encode(a: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique values and the index of each entry into them (intp).
+
+    Non-negative integer codes that are not too sparse take an O(n) bitmap path instead of
+    np.unique's sort, which is what makes 5M labels cheap.
+    """
+    if a.size and a.dtype.kind in "iu":
+        lo, hi = int(a.min()), int(a.max())
+        if lo >= 0 and hi < 4 * a.size + 1024:
+            present = np.zeros(hi + 1, dtype=bool)
+            present[a] = True
+            if lo == 0 and present.all():  # already dense codes 0..n-1: the index is the value
+                return np.arange(hi + 1, dtype=a.dtype), a.astype(np.intp, copy=False)
+            uniq = np.flatnonzero(present).astype(a.dtype, copy=False)
+            lookup = np.cumsum(present, dtype=np.intp)
+            lookup -= 1
+            return uniq, lookup[a]
+    try:
+        uniq, inv = np.unique(a, return_inverse=True)
+    except TypeError as exc:  # mixed, unorderable values
+        raise ValueError(f"{name}: values must be mutually comparable ({exc})") from None
+    return uniq, inv.reshape(-1).astype(np.intp, copy=False)
+
+
+def _long(items, raters, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    items = _as_1d(items, "items")
+    raters = _as_1d(raters, "raters")
+    labels = _as_1d(labels, "labels")
+    if items.size == 0:
+        raise ValueError("items: no labels given")
+    if raters.shape != items.shape:
+        raise ValueError(f"raters: length {raters.size} differs from items ({items.size})")
+    if labels.shape != items.shape:
+        raise ValueError(f"labels: length {labels.size} differs from items ({items.size})")
+    return items, raters, labels
+
+
+def _class_index(labels: np.ndarray, classes) -> tuple[np.ndarray, np.ndarray]:
+    """Classes (given order, or sorted observed labels) and each label's column index."""
+    uniq, inv = _encode(labels, "labels")
+    if classes is None:
+        return uniq, inv
+    cls = _as_1d(classes, "classes")
+    if cls.size == 0:
+        raise ValueError("classes: empty")
+    try:
+        order = np.argsort(cls, kind="stable")
+        sorted_cls = cls[order]
+        if np.any(sorted_cls[1:] == sorted_cls[:-1]):
+            raise ValueError("classes: contains duplicates")
+        pos = np.searchsorted(sorted_cls, uniq)
+    except TypeError as exc:
+        raise ValueError(f"classes: not comparable with labels ({exc})") from None
+    pos = np.minimum(pos, cls.size - 1)
+    found = sorted_cls[pos] == uniq
+    if not np.all(found):
+        missing = uniq[~found][:5].tolist()
+        raise ValueError(f"classes: does not contain the observed labels {missing}")
+    return cls, order[pos][inv]
+
+
+def _pick(scores_t: np.ndarray, tie_break: str, seed) -> tuple[np.ndarray, np.ndarray]:
+    """Class of the largest score per item (scores_t is K x n_items) and whether it was tied.
+
+    "lowest" takes the first tied class (class order); "random" draws uniformly among the
+    tied classes with np.random.default_rng(seed), one draw per tied item in item order.
+    """
+    k = scores_t.shape[0]
+    best = scores_t[0].copy()
+    for c in range(1, k):  # loops over the K classes, vectorised over items
+        np.maximum(best, scores_t[c], out=best)
+    floor = best - 1e-12 * np.abs(best)
+    choice = np.full(best.shape, -1, dtype=np.intp)
+    n_max = np.zeros(best.shape, dtype=np.int8 if k < 127 else np.intp)
+    for c in range(k):
+        hit = scores_t[c] >= floor
+        n_max += hit
+        choice[(choice < 0) & hit] = c
+    tied = n_max > 1
+    if tie_break == "random" and tied.any():
+        rows = np.flatnonzero(tied)
+        is_max = scores_t[:, rows] >= floor[rows]
+        draw = np.random.default_rng(seed).random((k, rows.size))
+        choice[rows] = np.argmax(np.where(is_max, draw, -1.0), axis=0)
+    return choice, tied
+
+
+def _check_tie_break(tie_break: str) -> None:
+    if tie_break not in _TIE_BREAKS:
+        raise ValueError(f"tie_break: expected one of {_TIE_BREAKS}, got {tie_break!r}")
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, eq=False)
+class VoteResult:
+    """Majority or weighted vote. Arrays are aligned with `items` (rows) and `classes` (columns).
+
+    `labels`, `shares` are dict views built on first access; the arrays are the primary data.
+    """
+
+    items: np.ndarray
+    classes: np.ndarray
+    item_labels: np.ndarray  # the winning label per item
+    scores: np.ndarray  # n_items x K: vote counts (majority) or summed weights (weighted)
+    tied: np.ndarray  # bool per item: several labels shared the top score
+    no_weight: np.ndarray  # bool per item: total weight zero, label undefined (weighted vote)
+    tie_break: str
+    n_labels: int
+    n_items: int
+
+    @property
+    def proportions(self) -> np.ndarray:
+        """Per-item shares of the score (NaN rows where the item has no weight)."""
+        total = self.scores.sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self.scores / total
+
+    @property
+    def ties(self) -> np.ndarray:
+        """The items whose top score was shared by several labels."""
+        return self.items[self.tied]
+
+    @functools.cached_property
+    def labels(self) -> dict:
+        """item -> winning label."""
+        return dict(zip(self.items.tolist(), self.item_labels.tolist(), strict=True))
+
+    @functools.cached_property
+    def shares(self) -> dict:
+        """item -> {label: share} over all classes."""
+        cls = self.classes.tolist()
+        return {
+            item: dict(zip(cls, row, strict=True))
+            for item, row in zip(self.items.tolist(), self.proportions.tolist(), strict=True)
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class SoftLabels:
+    """Label distribution per item: `proportions[i, k]` = share of item i's labels in class k."""
+
+    items: np.ndarray
+    classes: np.ndarray
+    counts: np.ndarray  # n_items x K integer counts
+    n_labels: int
+
+    @property
+    def proportions(self) -> np.ndarray:
+        return self.counts / self.counts.sum(axis=1, keepdims=True)
+
+    @functools.cached_property
+    def distributions(self) -> dict:
+        """item -> {label: share} over all classes."""
+        cls = self.classes.tolist()
+        return {
+            item: dict(zip(cls, row, strict=True))
+            for item, row in zip(self.items.tolist(), self.proportions.tolist(), strict=True)
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class DawidSkeneResult:
+    """Dawid-Skene EM estimates; arrays aligned with `items`, `raters` and `classes`.
+
+    `error_rates[j, k, l]` = P(rater j answers classes[l] | true class classes[k]); rows sum to 1,
+    NaN rows where the rater had no posterior mass on that true class (the row is then
+    unidentified). `posteriors` come from the last E-step, `priors` and `error_rates` from the
+    M-step that follows it; `log_likelihood` is the observed-data log-likelihood at the
+    parameters that produced `posteriors`.
+    """
+
+    items: np.ndarray
+    raters: np.ndarray
+    classes: np.ndarray
+    posteriors: np.ndarray  # n_items x K
+    priors: np.ndarray  # K
+    error_rates: np.ndarray  # n_raters x K x K
+    n_iter: int
+    converged: bool
+    log_likelihood: float
+    log_likelihood_trace: np.ndarray  # one value per E-step
+    n_labels: int
+    init: str
+    reason: str  # "" when converged
+
+    @property
+    def item_labels(self) -> np.ndarray:
+        """Most probable class per item (the first class in `classes` order on exact ties)."""
+        return self.classes[np.argmax(self.posteriors, axis=1)]
+
+    @functools.cached_property
+    def labels(self) -> dict:
+        """item -> most probable class."""
+        return dict(zip(self.items.tolist(), self.item_labels.tolist(), strict=True))
+
+    @functools.cached_property
+    def confusion(self) -> dict:
+        """rater -> K x K array (rows = true class, columns = given label)."""
+        return dict(zip(self.raters.tolist(), self.error_rates, strict=True))
+
+
+# --------------------------------------------------------------------------- votes
+
+
+def _vote(item_idx, label_idx, n_items, k, weights_per_label, tie_break, seed):
+    flat = label_idx * n_items + item_idx  # K x n_items layout: contiguous rows per class
+    scores_t = np.bincount(flat, weights=weights_per_label, minlength=n_items * k)
+    scores_t = scores_t.reshape(k, n_items)
+    choice, tied = _pick(scores_t, tie_break, seed)
+    return scores_t.T, choice, tied
+
+
+def majority_vote(items, raters, labels, tie_break: str = "random", seed=0) -> VoteResult:
+    """Majority vote: the label given most often to each item.
+
+    label_i = argmax_k n_ik, n_ik = number of responses of class k on item i (every response
+    counts, also repeated ones by the same rater). A tie is resolved within the tied labels:
+    tie_break="random" draws uniformly with numpy's default_rng(seed), one draw per tied item in
+    sorted item order (reproducible for a seed); "lowest" takes the first tied label in sorted
+    class order (crowd-kit's MajorityVote rule). `tied` flags every tied item either way.
+    Source: the plurality rule, as the baseline in Dawid & Skene (1979) and Snow et al. (2008).
+    """
+    items, raters, labels = _long(items, raters, labels)
+    _check_tie_break(tie_break)
+    item_vals, item_idx = _encode(items, "items")
+    classes, label_idx = _encode(labels, "labels")
+    scores, choice, tied = _vote(
+        item_idx, label_idx, item_vals.size, classes.size, None, tie_break, seed
+    )
+    return VoteResult(
+        items=item_vals,
+        classes=classes,
+        item_labels=classes[choice],
+        scores=scores,
+        tied=tied,
+        no_weight=np.zeros(item_vals.size, dtype=bool),
+        tie_break=tie_break,
+        n_labels=int(items.size),
+        n_items=int(item_vals.size),
+    )
+
+
+def weighted_vote(items, raters, labels, weights, tie_break: str = "random", seed=0) -> VoteResult:
+    """Weighted vote: each response counts with its rater's weight.
+
+    label_i = argmax_k sum_{responses r on i with label k} w_rater(r). `weights` maps every rater
+    to a finite weight >= 0 (e.g. log-odds of accuracy, Nitzan & Paroush 1982; Littlestone &
+    Warmuth 1994 for weighted majority). Ties as in `majority_vote`. An item whose raters all
+    have weight 0 has no defined winner: `no_weight` flags it, its proportions row is NaN and
+    its label is drawn by the tie rule among all classes.
+    """
+    items, raters, labels = _long(items, raters, labels)
+    _check_tie_break(tie_break)
+    if not hasattr(weights, "keys"):
+        raise ValueError("weights: expected a mapping rater -> float")
+    rater_vals, rater_idx = _encode(raters, "raters")
+    keys = np.asarray(list(weights.keys()))
+    vals = np.asarray(list(weights.values()), dtype=float)
+    if vals.size and (not np.all(np.isfinite(vals)) or np.any(vals < 0)):
+        raise ValueError("weights: every weight must be finite and >= 0")
+    try:
+        key_order = np.argsort(keys, kind="stable")
+        pos = np.searchsorted(keys[key_order], rater_vals) if keys.size else None
+    except TypeError as exc:
+        raise ValueError(f"weights: keys not comparable with raters ({exc})") from None
+    if pos is None:
+        raise ValueError("weights: empty mapping")
+    pos = np.minimum(pos, keys.size - 1)
+    found = keys[key_order][pos] == rater_vals
+    if not np.all(found):
+        raise ValueError(f"weights: no weight for raters {rater_vals[~found][:5].tolist()}")
+    per_rater = vals[key_order][pos]
+    item_vals, item_idx = _encode(items, "items")
+    classes, label_idx = _encode(labels, "labels")
+    scores, choice, tied = _vote(
+        item_idx, label_idx, item_vals.size, classes.size, per_rater[rater_idx], tie_break, seed
+    )
+    no_weight = scores.sum(axis=1) == 0
+    return VoteResult(
+        items=item_vals,
+        classes=classes,
+        item_labels=classes[choice],
+        scores=scores,
+        tied=tied,
+        no_weight=no_weight,
+        tie_break=tie_break,
+        n_labels=int(items.size),
+        n_items=int(item_vals.size),
+    )
+
+
+def soft_labels(items, raters, labels) -> SoftLabels:
+    """The empirical label distribution per item.
+
+    p_ik = n_ik / n_i, the share of item i's responses in class k (every response counts);
+    this is Dawid & Skene's (1979) eq. 3.1 starting point and the "soft label" target of
+    Peterson et al. (2019) and Uma et al. (2021).
+    """
+    items, raters, labels = _long(items, raters, labels)
+    item_vals, item_idx = _encode(items, "items")
+    classes, label_idx = _encode(labels, "labels")
+    k = classes.size
+    counts = np.bincount(item_idx * k + label_idx, minlength=item_vals.size * k)
+    return SoftLabels(
+        items=item_vals,
+        classes=classes,
+        counts=counts.reshape(item_vals.size, k),
+        n_labels=int(items.size),
+    )
+
+
+# --------------------------------------------------------------------------- Dawid-Skene
+
+
+def _m_step(design_t, post, col_sums, n_raters, k, smoothing):
+    """Priors and error rates from posteriors (n_items x K, C order; col_sums = its column sums).
+
+    Returns priors (K), rates (J x K_true x K_given; undefined rows set to 1 so their log is 0,
+    they carry no posterior mass) and the mask of undefined rows.
+    """
+    priors = col_sums / post.shape[0]
+    # counts[j*K + l, k] = sum over responses l of rater j of T[item, k]
+    counts = design_t @ post
+    counts = np.asarray(counts).reshape(n_raters, k, k).transpose(0, 2, 1)
+    if smoothing:
+        counts = counts + smoothing
+    totals = counts.sum(axis=2, keepdims=True)
+    undefined = totals <= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where(undefined, 1.0, counts / totals)
+    return priors, rates, undefined[..., 0]
+
+
+_UNDERFLOW = 1e-250
+
+
+def _e_step(design, priors, rates, n_raters, k):
+    """Posteriors (n_items x K), their column sums and the observed-data log-likelihood.
+
+    Log-sum-exp on a K x n_items copy (reductions over K contiguous rows are several times
+    faster than over a short last axis). Log-probabilities are <= 0, so exp cannot overflow;
+    the max-shift is applied only to items whose unshifted total underflows.
+    """
+    with np.errstate(divide="ignore"):
+        log_rates = np.log(rates)  # J x K_true x K_given
+        log_priors = np.log(priors)
+    # row j*K + l, column k: log P(rater j says l | class k)
+    table = np.ascontiguousarray(log_rates.transpose(0, 2, 1).reshape(n_raters * k, k))
+    logp = np.ascontiguousarray((design @ table).T)  # K x n_items
+    logp += log_priors[:, None]
+    with np.errstate(under="ignore"):
+        prob = np.exp(logp)
+    total = np.add.reduce(prob, axis=0)
+    small = np.flatnonzero(total < _UNDERFLOW)
+    shift = 0.0
+    if small.size:  # rare: many labels per item; redo these items with the max-shift
+        top = np.maximum.reduce(logp[:, small], axis=0)
+        prob[:, small] = np.exp(logp[:, small] - top)
+        total[small] = np.add.reduce(prob[:, small], axis=0)
+        shift = float(np.sum(top))
+    prob /= total
+    loglik = float(shift + np.sum(np.log(total)))
+    col_sums = np.add.reduce(prob, axis=1)
+    return np.ascontiguousarray(prob.T), col_sums, loglik
+
+
+def dawid_skene(
+    items,
+    raters,
+    labels,
+    classes=None,
+    init="proportions",
+    max_iter: int = 100,
+    tol: float = 1e-6,
+    smoothing: float = 0.0,
+) -> DawidSkeneResult:
+    """Dawid-Skene maximum-likelihood label model, fitted by EM.
+
+    Model: item i has true class k with prior p_k; rater j answers l with probability
+    pi_jkl, independently; the likelihood is prod_i sum_k p_k prod_{responses (j,l) on i}
+    pi_jkl (Dawid & Skene 1979, eq. 2.7). EM: E-step T_ik ∝ p_k prod pi_jkl (eq. 2.5, in log
+    space); M-step p_k = mean_i T_ik (eq. 2.4), pi_jkl = sum_{i: j said l} T_ik / sum_l (same)
+    (eq. 2.3). Every response counts, also repeated ones by the same rater on one item (the 1979
+    data has observer 1 rating each patient three times).
+
+    init: "proportions" starts from T_ik = n_ik / n_i, the per-item shares of all responses
+    (eq. 3.1; crowd-kit's DawidSkene starts the same way); "majority" from the hard majority
+    vote (a tie split equally among the tied classes); or an n_items x K array of starting
+    posteriors aligned with the sorted unique items. Then M-step, and E/M pairs until the
+    largest absolute change of priors and error rates between two M-steps is below `tol`, or
+    `max_iter` E-steps. `smoothing` adds a pseudo-count to every cell of each rater's count
+    matrix before normalising (0 = the plain MLE). `classes` fixes the class set and column
+    order (default: the sorted observed labels); classes nobody used get prior 0 under the
+    default init. Not converged within max_iter: `converged=False` with a reason.
+    """
+    items, raters, labels = _long(items, raters, labels)
+    if not (isinstance(max_iter, int | np.integer) and max_iter >= 1):
+        raise ValueError(f"max_iter: expected an integer >= 1, got {max_iter!r}")
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol: expected a finite number >= 0, got {tol!r}")
+    if not (np.isfinite(smoothing) and smoothing >= 0):
+        raise ValueError(f"smoothing: expected a finite number >= 0, got {smoothing!r}")
+    item_vals, item_idx = _encode(items, "items")
+    rater_vals, rater_idx = _encode(raters, "raters")
+    cls, label_idx = _class_index(labels, classes)
+    n_items, n_raters, k = item_vals.size, rater_vals.size, cls.size
+
+    # design[i, j*K + l] = number of times rater j answered l on item i
+    design = sp.csr_matrix(
+        (np.ones(items.size), (item_idx, rater_idx * k + label_idx)),
+        shape=(n_items, n_raters * k),
+    )
+    design_t = design.T  # CSC view, no copy
+
+    if isinstance(init, str):
+        if init not in _INITS:
+            raise ValueError(f"init: expected one of {_INITS} or an array, got {init!r}")
+        counts = np.bincount(item_idx * k + label_idx, minlength=n_items * k).reshape(n_items, k)
+        if init == "proportions":
+            post = counts / counts.sum(axis=1, keepdims=True)
+        else:
+            top = counts == counts.max(axis=1, keepdims=True)
+            post = top / top.sum(axis=1, keepdims=True)
+        init_name = init
+    else:
+        start = np.asarray(init, dtype=float)
+        if start.shape != (n_items, k) or not np.all(np.isfinite(start)) or np.any(start < 0):
+            raise ValueError(
+                f"init: expected a non-negative finite array of shape {(n_items, k)}, "
+                f"got shape {start.shape}"
+            )
+        row = start.sum(axis=1, keepdims=True)
+        if np.any(row <= 0):
+            raise ValueError("init: every row needs positive mass")
+        post = start / row
+        init_name = "array"
+    post = np.ascontiguousarray(post, dtype=float)
+
+    priors, rates, undefined = _m_step(design_t, post, post.sum(axis=0), n_raters, k, smoothing)
+    trace = []
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
+        post, col_sums, loglik = _e_step(design, priors, rates, n_raters, k)
+        trace.append(loglik)
+        new_priors, new_rates, undefined = _m_step(design_t, post, col_sums, n_raters, k, smoothing)
+        change = max(np.max(np.abs(new_priors - priors)), np.max(np.abs(new_rates - rates)))
+        priors, rates = new_priors, new_rates
+        if change < tol:
+            converged = True
+            break
+
+    error_rates = rates.copy()
+    error_rates[undefined] = np.nan
+    return DawidSkeneResult(
+        items=item_vals,
+        raters=rater_vals,
+        classes=cls,
+        posteriors=post,
+        priors=priors,
+        error_rates=error_rates,
+        n_iter=n_iter,
+        converged=converged,
+        log_likelihood=trace[-1],
+        log_likelihood_trace=np.asarray(trace),
+        n_labels=int(items.size),
+        init=init_name,
+        reason="" if converged else f"no convergence within max_iter={max_iter} (tol={tol})",
+    )
