@@ -195,6 +195,17 @@ REST_FRAMEWORK = {
 
 # Concord's own knobs.
 CONCORD_LEASE_SECONDS = int(os.environ.get("CONCORD_LEASE_SECONDS", "1800"))
+# Quality reports: a committed label schedules a recomputation, at most one per debounce window.
+CONCORD_QC_AUTO_RECOMPUTE = env_bool("CONCORD_QC_AUTO_RECOMPUTE", True)
+CONCORD_QC_DEBOUNCE_SECONDS = float(os.environ.get("CONCORD_QC_DEBOUNCE_SECONDS", "5"))
+CONCORD_QC_BOOTSTRAP = int(os.environ.get("CONCORD_QC_BOOTSTRAP", "1000"))
+CONCORD_QC_BOOTSTRAP_OVER_TIME = int(os.environ.get("CONCORD_QC_BOOTSTRAP_OVER_TIME", "100"))
+# The dashboard warns when a broker is configured and no worker was seen for this long.
+CONCORD_QC_WORKER_SILENCE_SECONDS = float(
+    os.environ.get("CONCORD_QC_WORKER_SILENCE_SECONDS", "900")
+)
+# A pending recomputation older than this is taken to be lost and may be queued again.
+CONCORD_QC_PENDING_STALE_SECONDS = float(os.environ.get("CONCORD_QC_PENDING_STALE_SECONDS", "600"))
 
 LOGGING = {
     "version": 1,

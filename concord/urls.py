@@ -13,4 +13,5 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
+    path("", include("qc.urls")),
 ]

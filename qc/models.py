@@ -4,10 +4,16 @@ A report is a deterministic function of its input labels and settings, stored un
 fingerprint; pages read the latest report and never compute statistics themselves.
 """
 
+from django.conf import settings
 from django.db import models
 
 
 class QualityReport(models.Model):
+    # A report is stored as two rows of one fingerprint: the summary pages show, and the
+    # per-item tables (aggregated and soft labels) that only downloads read.
+    SUMMARY = "study"
+    ITEMS = "items"
+
     study = models.ForeignKey(
         "annotation.Study", on_delete=models.CASCADE, related_name="quality_reports"
     )
@@ -28,6 +34,12 @@ class QualityReport(models.Model):
                 fields=["study", "kind", "fingerprint"], name="quality_report_snapshot_unique"
             ),
         ]
+        indexes = [
+            models.Index(
+                fields=["study", "kind", "-label_count", "-created_at"],
+                name="quality_report_latest",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} report for {self.study} ({self.label_count} labels)"
@@ -41,3 +53,55 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hostname} at {self.seen_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ReportOptions(models.Model):
+    """What a lead chose to see in a study's report; part of the report's settings hash."""
+
+    study = models.OneToOneField(
+        "annotation.Study", on_delete=models.CASCADE, related_name="report_options"
+    )
+    # Restricting to items every rater agreed on inflates every metric: always shown beside the
+    # full-set result, never instead of it.
+    unanimous_view = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"report options for {self.study}"
+
+
+class RecomputeState(models.Model):
+    """Per study: the debounce marker (one recomputation pending at a time) and run progress.
+
+    `pending_since` is claimed with a conditional UPDATE, so only one task is queued per study;
+    the task clears it when it starts, so labels arriving during a run schedule the next one.
+    """
+
+    study = models.OneToOneField(
+        "annotation.Study", on_delete=models.CASCADE, related_name="recompute_state"
+    )
+    pending_since = models.DateTimeField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    stage = models.CharField(max_length=64, blank=True)
+    progress = models.PositiveSmallIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(progress__lte=100), name="recompute_progress_percent"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"recompute state of {self.study}"
+
+    @property
+    def running(self) -> bool:
+        return self.started_at is not None and (
+            self.finished_at is None or self.finished_at < self.started_at
+        )

@@ -1,0 +1,181 @@
+"""The report's tables as rows for CSV download: one function per table, header first.
+
+Reads stored payloads only; the names are the ones the dashboard's download links use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+
+def _stats(summary, items):
+    yield [
+        "statistic",
+        "value",
+        "ci_low",
+        "ci_high",
+        "n_items",
+        "n_raters",
+        "n_labels",
+        "n_boot",
+        "reason",
+    ]
+    for s in (summary.get("agreement") or {}).get("statistics", []):
+        yield [
+            s["label"],
+            s["value"],
+            s["ci_low"],
+            s["ci_high"],
+            s["n_items"],
+            s["n_raters"],
+            s["n_labels"],
+            s["n_boot"],
+            s["reason"],
+        ]
+
+
+def _distribution(summary, items):
+    yield ["label", "count", "share", "specific_agreement"]
+    for d in (summary.get("agreement") or {}).get("distribution", []):
+        yield [d["label"], d["count"], d["share"], d["specific_agreement"]]
+
+
+def _over_time(summary, items):
+    yield ["day", "labels", "value", "ci_low", "ci_high", "reason"]
+    for p in (summary.get("agreement_over_time") or {}).get("points", []):
+        yield [p["day"], p["labels"], p["value"], p["ci_low"], p["ci_high"], p["reason"]]
+
+
+def _labels_per_day(summary, items):
+    yield ["day", "labels", "annotators"]
+    for r in (summary.get("progress") or {}).get("labels_per_day", []):
+        yield [r["day"], r["labels"], r["annotators"]]
+
+
+def _disagreements(summary, items):
+    yield ["unit", "labels", "majority", "majority_tied", "dawid_skene", "dawid_skene_posterior"]
+    cols = zip(
+        items.get("unit", []),
+        items.get("labels", []),
+        items.get("majority", []),
+        items.get("majority_tied", []),
+        items.get("dawid_skene", []),
+        items.get("dawid_skene_posterior", []),
+        strict=False,
+    )
+    for unit, n, mv, tied, ds, post in cols:
+        if mv != ds:
+            yield [unit, n, mv, tied, ds, post]
+
+
+def _aggregated(summary, items):
+    classes = items.get("classes", [])
+    yield [
+        "unit",
+        "labels",
+        "majority",
+        "majority_tied",
+        "dawid_skene",
+        "dawid_skene_posterior",
+        *[f"soft:{c}" for c in classes],
+    ]
+    cols = zip(
+        items.get("unit", []),
+        items.get("labels", []),
+        items.get("majority", []),
+        items.get("majority_tied", []),
+        items.get("dawid_skene", []),
+        items.get("dawid_skene_posterior", []),
+        items.get("soft", []),
+        strict=False,
+    )
+    for unit, n, mv, tied, ds, post, soft in cols:
+        yield [unit, n, mv, tied, ds, post, *soft]
+
+
+def _spa(variant):
+    def table(summary, items):
+        yield [
+            "system_x",
+            "system_y",
+            "expected",
+            "p_x_better",
+            "ci_low",
+            "ci_high",
+            "p_holm",
+            "stars",
+            "verdict",
+            "n",
+            "likert_difference",
+            "likert_ci_low",
+            "likert_ci_high",
+            "likert_p_holm",
+            "likert_stars",
+            "likert_verdict",
+            "protocols_disagree",
+            "likert_significant_opposite",
+            "annotators_for_power_0.8",
+        ]
+        for r in ((summary.get("spa") or {}).get("tables") or {}).get(variant, []):
+            s, lk = r["spa"], r["likert"] or {}
+            yield [
+                r["x"],
+                r["y"],
+                r["expected"],
+                s["mean"],
+                s["ci_low"],
+                s["ci_high"],
+                s["p_holm"],
+                s["stars"],
+                s["verdict"],
+                s["n"],
+                lk.get("mean"),
+                lk.get("ci_low"),
+                lk.get("ci_high"),
+                lk.get("p_holm"),
+                lk.get("stars"),
+                lk.get("verdict"),
+                r["protocols_disagree"],
+                r["likert_significant_opposite"],
+                s["n_for_power"],
+            ]
+
+    return table
+
+
+def _bradley_terry(summary, items):
+    yield ["system", "strength", "ci_low", "ci_high"]
+    for s in (summary.get("pairwise") or {}).get("strengths", []):
+        yield [s["system"], s["strength"], s["ci_low"], s["ci_high"]]
+
+
+def _left_choice(summary, items):
+    yield ["annotator", "judgments", "share_left", "p"]
+    left = (summary.get("pairwise") or {}).get("left_choice") or {}
+    for a in left.get("annotators", []):
+        yield [a["annotator"], a["judgments"], a["share_left"], a["p"]]
+
+
+TABLES = {
+    "agreement": (_stats, False),
+    "label-distribution": (_distribution, False),
+    "agreement-over-time": (_over_time, False),
+    "labels-per-day": (_labels_per_day, False),
+    "disagreements": (_disagreements, True),
+    "soft-labels": (_aggregated, True),
+    "spa-unfiltered": (_spa("unfiltered"), False),
+    "spa-filtered": (_spa("filtered"), False),
+    "bradley-terry": (_bradley_terry, False),
+    "left-choice": (_left_choice, False),
+}
+
+
+def needs_items(name: str) -> bool:
+    return TABLES[name][1]
+
+
+def rows(name: str, summary: dict, items: dict | None) -> Iterator[list]:
+    """The named table's rows (header first); None cells become empty in the CSV."""
+    fn = TABLES[name][0]
+    for row in fn(summary, items or {}):
+        yield ["" if cell is None else cell for cell in row]

@@ -1,0 +1,269 @@
+"""The report's numbers: each equals the analysis function called directly on the same labels."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from analysis import agreement as ag
+from analysis import labelmodels as lm
+from analysis import preference as pref
+from annotation.models import Comparison, Label, Study
+from qc import loaders
+from qc.reports import build_report, clean, stars
+from tests.factories import make_study
+from tests.qc import simulate
+from tests.qc.labels import add_labels
+
+pytestmark = pytest.mark.django_db
+
+
+def report_for(study):
+    config = loaders.report_config(study)
+    return build_report(loaders.load_snapshot(study), config)
+
+
+def long_format(study):
+    rows = list(
+        Label.objects.filter(study=study, purpose="production")
+        .order_by("id")
+        .values_list("unit_id", "annotator_id", "choice")
+    )
+    items, raters, labels = (np.array(col) for col in zip(*rows, strict=True))
+    return items, raters, labels
+
+
+def stat(report, key):
+    return next(s for s in report.summary["agreement"]["statistics"] if s["key"] == key)
+
+
+def test_report_numbers_equal_the_analysis_functions_on_the_same_labels(settings):
+    settings.CONCORD_QC_BOOTSTRAP = 200
+    study, _ = simulate.categorical_study(n_prompts=40, n_annotators=6)
+    report = report_for(study)
+    items, raters, labels = long_format(study)
+    cats = ("safe", "unsafe")
+
+    percent = ag.percent_agreement(items, raters, labels)
+    fleiss = ag.fleiss_kappa(items, raters, labels, categories=cats)
+    boot = ag.bootstrap("fleiss_kappa", items, raters, labels, n_boot=200, seed=0, categories=cats)
+    assert stat(report, "percent")["value"] == pytest.approx(percent.value)
+    assert stat(report, "chance_corrected")["label"] == "Fleiss' kappa"
+    assert stat(report, "chance_corrected")["value"] == pytest.approx(fleiss.value)
+    assert stat(report, "chance_corrected")["ci_low"] == pytest.approx(boot.ci_low)
+    assert stat(report, "chance_corrected")["ci_high"] == pytest.approx(boot.ci_high)
+
+    per_class = ag.specific_agreement(items, raters, labels, categories=cats).per_category
+    dist = {d["label"]: d for d in report.summary["agreement"]["distribution"]}
+    assert dist["unsafe"]["specific_agreement"] == pytest.approx(per_class["unsafe"])
+    assert dist["safe"]["count"] == int((labels == "safe").sum())
+
+    mv = lm.majority_vote(items, raters, labels, tie_break="random", seed=0)
+    ds = lm.dawid_skene(items, raters, labels)
+    agg = report.summary["aggregation"]
+    assert agg["n_disagree"] == int((mv.item_labels != ds.item_labels).sum())
+    assert {m["label"]: m["count"] for m in agg["majority"]}["safe"] == int(
+        (mv.item_labels == "safe").sum()
+    )
+    soft = lm.soft_labels(items, raters, labels)
+    assert report.items["soft"] == np.round(soft.proportions, 6).tolist()
+
+
+def test_a_report_is_a_deterministic_function_of_its_labels(settings):
+    settings.CONCORD_QC_BOOTSTRAP = 50
+    study, _ = simulate.categorical_study(n_prompts=15)
+    first, second = report_for(study), report_for(study)
+    first.summary["snapshot"].pop("taken_at")
+    second.summary["snapshot"].pop("taken_at")
+    assert first.summary == second.summary
+    assert first.items == second.items
+
+
+def test_ordinal_study_uses_ordinal_alpha_in_scale_order():
+    study, _ = simulate.categorical_study(task_kind=Study.TaskKind.ORDINAL, n_prompts=20)
+    report = report_for(study)
+    items, raters, labels = long_format(study)
+    order = ("fully", "partially", "not")
+    alpha = ag.krippendorff_alpha(items, raters, labels, level="ordinal", categories=order)
+    row = stat(report, "chance_corrected")
+    assert row["label"] == "Krippendorff's alpha (ordinal)"
+    assert row["value"] == pytest.approx(alpha.value)
+    assert [d["label"] for d in report.summary["agreement"]["distribution"]] == list(order)
+
+
+def test_two_raters_on_a_nominal_scale_get_cohens_kappa():
+    study, _ = simulate.categorical_study(n_prompts=20, n_annotators=2, overlap=2)
+    report = report_for(study)
+    items, raters, labels = long_format(study)
+    kappa = ag.cohen_kappa(items, raters, labels, categories=("safe", "unsafe"))
+    assert stat(report, "chance_corrected")["label"] == "Cohen's kappa"
+    assert stat(report, "chance_corrected")["value"] == pytest.approx(kappa.value)
+
+
+def test_continuous_scores_get_interval_alpha_and_icc_not_percent_agreement():
+    study = make_study(Study.TaskKind.CONTINUOUS, n_prompts=10, systems=("a",))
+    people = simulate.annotators(3, prefix="cont")
+    rng = np.random.default_rng(0)
+    rows = [
+        {"unit": u, "annotator": p, "score": float(np.clip(10 * i + rng.normal(0, 3), 0, 100))}
+        for i, u in enumerate(study.units.order_by("id"))
+        for p in people
+    ]
+    add_labels(study, rows)
+    report = report_for(study)
+    assert stat(report, "percent")["value"] is None
+    assert "continuous" in stat(report, "percent")["reason"]
+    items = np.array([r["unit"].pk for r in rows])
+    raters = np.array([r["annotator"].pk for r in rows])
+    scores = np.array([r["score"] for r in rows])
+    alpha = ag.krippendorff_alpha(items, raters, scores, level="interval")
+    assert stat(report, "chance_corrected")["value"] == pytest.approx(alpha.value)
+    icc = ag.icc(items, raters, scores, form="ICC(2,1)")
+    assert stat(report, "icc")["value"] == pytest.approx(icc.value)
+    assert stat(report, "icc")["ci_low"] == pytest.approx(icc.ci_low)
+
+
+def test_undefined_statistics_are_null_with_a_reason_and_the_payload_is_strict_json():
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=4, systems=("a",))
+    (person,) = simulate.annotators(1, prefix="solo")
+    add_labels(
+        study, [{"unit": u, "annotator": person, "choice": "safe"} for u in study.units.all()]
+    )
+    report = report_for(study)
+    row = stat(report, "chance_corrected")
+    assert row["value"] is None
+    assert row["reason"]
+    json.dumps(report.summary, allow_nan=False)
+    json.dumps(report.items, allow_nan=False)
+
+
+def test_clean_turns_nan_and_numpy_values_into_json():
+    assert clean({"a": np.float64("nan"), "b": np.int64(3), "c": (1.0, float("inf"))}) == {
+        "a": None,
+        "b": 3,
+        "c": [1.0, None],
+    }
+
+
+def test_prevalence_paradox_is_flagged_beside_the_distribution():
+    # 95% "safe": raters agree mostly by prevalence, and disagree on the rare class.
+    study, _ = simulate.categorical_study(n_prompts=60, prevalence=0.95, accuracy=0.9, seed=7)
+    report = report_for(study)
+    agreement = report.summary["agreement"]
+    percent, kappa = stat(report, "percent")["value"], stat(report, "chance_corrected")["value"]
+    assert percent >= 0.8 and kappa < 0.4
+    assert "prevalence paradox" in agreement["prevalence_warning"]
+    assert agreement["majority_class_share"] > 0.85
+
+
+def test_unanimous_view_is_labelled_and_keeps_the_full_set_beside_it():
+    study, _ = simulate.categorical_study(n_prompts=30, accuracy=0.8)
+    from qc.services import set_unanimous_view
+
+    set_unanimous_view(study, True)
+    report = report_for(study)
+    view = report.summary["aggregation"]["unanimous"]
+    assert "Unanimous items only" in view["note"]
+    assert view["n_items"] < view["n_items_full"]
+    assert view["value_full"] is not None
+    assert report.summary["settings"]["unanimous_view"] is True
+
+
+def test_spa_table_recovers_simulated_preferences():
+    prefs = [(0.70, "x"), (0.32, "y"), (0.66, "x"), (0.5, "indifferent")]
+    study, comparisons = simulate.spa_study(prefs, n_annotators=40, seed=11)
+    report = report_for(study)
+    spa = report.summary["spa"]
+    table = spa["tables"]["unfiltered"]
+    assert [r["comparison"] for r in table] == [c.pk for c in comparisons]
+    for row, (p, expected) in zip(table, prefs, strict=True):
+        assert row["spa"]["mean"] == pytest.approx(p, abs=0.06)
+        assert row["spa_matches_expected"] is True, row
+        if expected != "indifferent":
+            assert row["spa"]["stars"] == "***"
+            assert row["spa"]["ci_low"] < p < row["spa"]["ci_high"]
+    assert spa["preregistered_variant"] == "unfiltered"
+    assert spa["tables"]["filtered"]  # the exploratory tau = 1.1 table is beside it
+
+
+def test_spa_numbers_equal_preference_spa_on_the_same_answers():
+    prefs = [(0.65, "x"), (0.45, "")]
+    study, comparisons = simulate.spa_study(prefs, n_annotators=25, seed=5, tau=1.1, sloppy=3)
+    report = report_for(study)
+    from annotation.models import SpaAnswer
+
+    rows = list(
+        SpaAnswer.objects.filter(label__study=study)
+        .order_by("label__annotator_id", "comparison_id")
+        .values_list("label__annotator_id", "comparison_id", "reverse", "probability")
+    )
+    fwd = [(a, c, p / 100) for a, c, r, p in rows if not r]
+    rev = {(a, c): p / 100 for a, c, r, p in rows if r}
+    ann, comp, p_xy = (np.array(x) for x in zip(*fwd, strict=True))
+    p_yx = np.array([rev[(a, c)] for a, c, _ in fwd])
+    direct = pref.spa(ann, comp, p_xy, p_yx=p_yx, tau=1.1)
+    spa = report.summary["spa"]
+    assert spa["preregistered_variant"] == "filtered"
+    assert spa["dropped_annotators"] == direct.n_dropped == 3
+    for row, drow in zip(spa["tables"]["filtered"], direct.rows, strict=True):
+        assert row["spa"]["mean"] == pytest.approx(drow.mean)
+        assert row["spa"]["p_holm"] == pytest.approx(drow.p_holm)
+        assert row["spa"]["n"] == 25
+    for row, drow in zip(spa["tables"]["unfiltered"], direct.unfiltered, strict=True):
+        assert row["spa"]["mean"] == pytest.approx(drow.mean)
+        assert row["spa"]["n"] == 28
+    first = spa["tables"]["filtered"][0]["spa"]
+    d = direct.rows[0].t / math.sqrt(direct.rows[0].n)
+    assert first["n_for_power"] == pref.power(d, 25).n_for_target
+
+
+def test_spa_table_flags_likert_significant_in_the_opposite_direction():
+    # SPA says s0 > s1 as expected, while the Likert averages favour s1 (the paper's reversal).
+    prefs = [(0.7, "x")]
+    study, _ = simulate.spa_study(prefs, n_annotators=40, seed=9, likert={"s0": 3.0, "s1": 3.8})
+    row = report_for(study).summary["spa"]["tables"]["unfiltered"][0]
+    assert row["spa"]["verdict"] == "X>Y"
+    assert row["likert"]["verdict"] == "Y>X"
+    assert row["likert"]["mean"] < 0
+    assert row["likert_significant_opposite"] is True
+    assert row["reversal"] is True
+    assert row["protocols_disagree"] is True
+
+
+def test_pairwise_report_has_preference_agreement_bradley_terry_and_left_choice_rates(settings):
+    settings.CONCORD_QC_BOOTSTRAP = 100
+    study = simulate.pairwise_study()
+    report = report_for(study)
+    keys = [s["key"] for s in report.summary["agreement"]["statistics"]]
+    assert keys == ["percent", "preference_with_ties", "preference_without_ties"]
+    rows = list(
+        Label.objects.filter(study=study)
+        .order_by("id")
+        .values_list("unit_id", "annotator_id", "winner__name", "choice")
+    )
+    items = np.array([r[0] for r in rows])
+    raters = np.array([r[1] for r in rows])
+    choices = np.array([r[2] or "tie" for r in rows])
+    for ties, key in (("include", "preference_with_ties"), ("exclude", "preference_without_ties")):
+        direct = ag.preference_agreement(items, raters, choices, ties=ties)
+        assert stat(report, key)["value"] == pytest.approx(direct.value)
+    pairwise = report.summary["pairwise"]
+    assert pairwise["strengths"][0]["system"] == "alpha"
+    assert pairwise["strengths"][0]["strength"] > 0
+    left = np.array([r[3] for r in rows])
+    non_tie = left != "tie"
+    assert pairwise["left_choice"]["overall_share"] == pytest.approx(
+        (left[non_tie] == "left").mean()
+    )
+
+
+def test_stars_follow_table_1():
+    assert [stars(p) for p in (0.005, 0.02, 0.07, 0.2, None)] == ["***", "**", "*", "", ""]
+
+
+def test_settings_changes_change_the_fingerprint():
+    study, comparisons = simulate.spa_study([(0.6, "")], n_annotators=5)
+    before = loaders.report_config(study).settings_hash
+    Comparison.objects.filter(pk=comparisons[0].pk).update(expected="x")
+    assert loaders.report_config(study).settings_hash != before
