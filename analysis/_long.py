@@ -18,11 +18,13 @@ _DENSE_SPAN_FACTOR = 4
 _DENSE_SPAN_MIN = 1 << 16
 
 
-def as_array(values: Iterable[Any], name: str) -> np.ndarray:
+def as_array(values: Iterable[Any], name: str, allow_nan: bool = False) -> np.ndarray:
     """Return `values` as a 1-D numpy array, raising ValueError naming `name` on bad input.
 
     Rejects arrays that are not one-dimensional and any None or NaN entry (a missing label is
-    simply absent from the long format, never encoded as a placeholder).
+    simply absent from the long format, never encoded as a placeholder). allow_nan=True keeps
+    them, for a column where NaN means something of its own (an undefined p-value, a score the
+    caller drops and counts).
     """
     if isinstance(values, np.ndarray):
         arr = values
@@ -35,7 +37,9 @@ def as_array(values: Iterable[Any], name: str) -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"{name}: expected a one-dimensional sequence, got shape {arr.shape}")
     kind = arr.dtype.kind
-    if kind == "f" or kind == "c":
+    if allow_nan and kind in "fcO":
+        pass
+    elif kind == "f" or kind == "c":
         bad = np.flatnonzero(np.isnan(arr))
         if bad.size:
             raise ValueError(
@@ -87,12 +91,15 @@ def unique_inverse(arr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[new], codes
 
 
-def encode(values: Iterable[Any], name: str, return_counts: bool = False) -> tuple[np.ndarray, ...]:
+def encode(
+    values: Iterable[Any], name: str, return_counts: bool = False, ordered: bool = False
+) -> tuple[np.ndarray, ...]:
     """Encode a column as codes 0..U-1: ``(codes, uniques[, counts])``, uniques[codes] == values.
 
     Uniques are sorted when the values are orderable; integer columns with a compact range take a
     single np.bincount pass (codes are the values themselves when they already are 0..U-1), other
-    numbers one sort, strings np.unique, and unorderable mixed objects take first-seen order.
+    numbers one sort, strings np.unique, and unorderable mixed objects take first-seen order, or
+    raise ValueError naming `name` with ordered=True (for results whose order is the sorted one).
     `counts` (with return_counts=True) is the number of rows of each unique value.
     """
     arr = as_array(values, name)
@@ -125,7 +132,9 @@ def encode(values: Iterable[Any], name: str, return_counts: bool = False) -> tup
     else:
         try:
             uniques, codes = np.unique(arr, return_inverse=True)
-        except TypeError:  # unorderable mix of types: encode in first-seen order
+        except TypeError as exc:  # unorderable mix of types: encode in first-seen order
+            if ordered:
+                raise ValueError(f"{name}: values must be mutually comparable ({exc})") from None
             seen: dict[Any, int] = {}
             codes = np.fromiter(
                 (seen.setdefault(v, len(seen)) for v in arr.tolist()), dtype=np.intp, count=arr.size

@@ -53,6 +53,8 @@ _DENSE_CELLS_MIN = 1 << 20
 _DENSE_MAX_CATEGORIES = 1024
 # Distances over all category pairs are evaluated in blocks of about this many cells.
 _BLOCK_CELLS = 1 << 22
+# Coincidences o_ck are summed over blocks of items of about this many table cells.
+_COINCIDENCE_BLOCK = 1 << 16
 
 _NO_LABELS = "no labels"
 _ONE_RATER = "only one rater: agreement needs at least two"
@@ -268,7 +270,11 @@ def _nan(reason: str) -> tuple[float, str]:
 
 
 class _Counts:
-    """Items x categories count table n_ic (dense when small, else CSR) and item totals m_i."""
+    """Items x categories count table n_ic (dense when small, else CSR) and item totals m_i.
+
+    The dense table is stored transposed, categories x items (`table_t`), so that reductions
+    over K and the coincidence products run along contiguous rows.
+    """
 
     def __init__(self, t: _Long):
         item, label, n_items, n_cats = t.item, t.label, t.n_items, t.n_cats
@@ -279,13 +285,16 @@ class _Counts:
         self.dense = cells <= limit and n_cats <= _DENSE_MAX_CATEGORIES
         if self.dense:
             if n_cats > 1:
-                key = item * n_cats
-                key += label
+                key = label * n_items
+                key += item
             else:
                 key = item
-            self.table = np.bincount(key, minlength=cells).reshape(n_items, n_cats)
+            table = np.bincount(key, minlength=cells)
             del key
-            self.table = self.table.astype(np.float64)
+            # int64 -> float64 in place (same itemsize): saves a table-sized copy
+            as_float = table.view(np.float64)
+            np.copyto(as_float, table, casting="unsafe")
+            self.table_t = as_float.reshape(n_cats, n_items)
         else:
             key = item.astype(np.int64) * n_cats + label
             cell_keys, cell_codes = unique_inverse(key)
@@ -299,21 +308,31 @@ class _Counts:
     def row_sum(self, f: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
         """Per item: sum over categories of f(n_ic, m_i); f(0, m) must be 0."""
         if self.dense:
-            return f(self.table, self.m[:, None]).sum(axis=1)
+            return np.add.reduce(f(self.table_t, self.m[None, :]), axis=0)
         values = f(self.cell_count, self.m[self.cell_item])
         return np.bincount(self.cell_item, weights=values, minlength=self.n_items)
 
     def col_sum(self, f: Callable[[np.ndarray, np.ndarray], np.ndarray], w: np.ndarray):
         """Per category: sum over items of w_i f(n_ic, m_i); f(0, m) must be 0."""
         if self.dense:
-            return w @ f(self.table, self.m[:, None])
+            return f(self.table_t, self.m[None, :]) @ w
         values = f(self.cell_count, self.m[self.cell_item]) * w[self.cell_item]
         return np.bincount(self.cell_cat, weights=values, minlength=self.n_cats)
 
     def coincidences(self, v: np.ndarray):
         """Unnormalised o_ck = sum_i v_i n_ic n_ik as (rows, cols, values) or a dense K x K."""
         if self.dense:
-            return (self.table * v[:, None]).T @ self.table
+            # blocks of items: the scaled copy stays in cache and is reused, never table-sized
+            table_t, n_cats = self.table_t, self.n_cats
+            block = max(1, _COINCIDENCE_BLOCK // max(n_cats, 1))
+            o = np.zeros((n_cats, n_cats))
+            scaled = np.empty((n_cats, min(block, self.n_items)))
+            for start in range(0, self.n_items, block):
+                part = table_t[:, start : start + block]
+                out = scaled[:, : part.shape[1]]
+                np.multiply(part, v[start : start + block], out=out)
+                o += out @ part.T
+            return o
         o = (self.table.T @ (sp.diags_array(v) @ self.table)).tocoo()
         return o.row, o.col, o.data
 

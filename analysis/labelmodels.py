@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from analysis._long import as_array, check_same_length, encode
+
 __all__ = [
     "DawidSkeneResult",
     "SoftLabels",
@@ -28,58 +30,23 @@ _INITS = ("proportions", "majority")
 # --------------------------------------------------------------------------- helpers
 
 
-def _as_1d(values, name: str) -> np.ndarray:
-    a = np.asarray(values)
-    if a.ndim != 1:
-        raise ValueError(f"{name}: expected a one-dimensional array, got shape {a.shape}")
-    if a.dtype.kind == "f" and np.isnan(a).any():
-        raise ValueError(f"{name}: contains NaN; leave a missing label out instead")
-    return a
-
-
-def _encode(a: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted unique values and the index of each entry into them (intp).
-
-    Non-negative integer codes that are not too sparse take an O(n) bitmap path instead of
-    np.unique's sort, which is what makes 5M labels cheap.
-    """
-    if a.size and a.dtype.kind in "iu":
-        lo, hi = int(a.min()), int(a.max())
-        if lo >= 0 and hi < 4 * a.size + 1024:
-            present = np.zeros(hi + 1, dtype=bool)
-            present[a] = True
-            if lo == 0 and present.all():  # already dense codes 0..n-1: the index is the value
-                return np.arange(hi + 1, dtype=a.dtype), a.astype(np.intp, copy=False)
-            uniq = np.flatnonzero(present).astype(a.dtype, copy=False)
-            lookup = np.cumsum(present, dtype=np.intp)
-            lookup -= 1
-            return uniq, lookup[a]
-    try:
-        uniq, inv = np.unique(a, return_inverse=True)
-    except TypeError as exc:  # mixed, unorderable values
-        raise ValueError(f"{name}: values must be mutually comparable ({exc})") from None
-    return uniq, inv.reshape(-1).astype(np.intp, copy=False)
-
-
-def _long(items, raters, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    items = _as_1d(items, "items")
-    raters = _as_1d(raters, "raters")
-    labels = _as_1d(labels, "labels")
+def _read(items, raters, labels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three long-format columns, validated (shared rules of analysis._long)."""
+    items = as_array(items, "items")
+    raters = as_array(raters, "raters")
+    labels = as_array(labels, "labels")
     if items.size == 0:
         raise ValueError("items: no labels given")
-    if raters.shape != items.shape:
-        raise ValueError(f"raters: length {raters.size} differs from items ({items.size})")
-    if labels.shape != items.shape:
-        raise ValueError(f"labels: length {labels.size} differs from items ({items.size})")
+    check_same_length(items=items, raters=raters, labels=labels)
     return items, raters, labels
 
 
 def _class_index(labels: np.ndarray, classes) -> tuple[np.ndarray, np.ndarray]:
     """Classes (given order, or sorted observed labels) and each label's column index."""
-    uniq, inv = _encode(labels, "labels")
+    inv, uniq = encode(labels, "labels", ordered=True)
     if classes is None:
         return uniq, inv
-    cls = _as_1d(classes, "classes")
+    cls = as_array(classes, "classes")
     if cls.size == 0:
         raise ValueError("classes: empty")
     try:
@@ -122,6 +89,15 @@ def _pick(scores_t: np.ndarray, tie_break: str, seed) -> tuple[np.ndarray, np.nd
         draw = np.random.default_rng(seed).random((k, rows.size))
         choice[rows] = np.argmax(np.where(is_max, draw, -1.0), axis=0)
     return choice, tied
+
+
+def _share_dicts(items: np.ndarray, classes: np.ndarray, proportions: np.ndarray) -> dict:
+    """item -> {class: share} from an n_items x K array of shares (a Python loop: a view only)."""
+    cls = classes.tolist()
+    return {
+        item: dict(zip(cls, row, strict=True))
+        for item, row in zip(items.tolist(), proportions.tolist(), strict=True)
+    }
 
 
 def _check_tie_break(tie_break: str) -> None:
@@ -169,11 +145,7 @@ class VoteResult:
     @functools.cached_property
     def shares(self) -> dict:
         """item -> {label: share} over all classes."""
-        cls = self.classes.tolist()
-        return {
-            item: dict(zip(cls, row, strict=True))
-            for item, row in zip(self.items.tolist(), self.proportions.tolist(), strict=True)
-        }
+        return _share_dicts(self.items, self.classes, self.proportions)
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,11 +164,7 @@ class SoftLabels:
     @functools.cached_property
     def distributions(self) -> dict:
         """item -> {label: share} over all classes."""
-        cls = self.classes.tolist()
-        return {
-            item: dict(zip(cls, row, strict=True))
-            for item, row in zip(self.items.tolist(), self.proportions.tolist(), strict=True)
-        }
+        return _share_dicts(self.items, self.classes, self.proportions)
 
 
 @dataclass(frozen=True, eq=False)
@@ -243,12 +211,27 @@ class DawidSkeneResult:
 # --------------------------------------------------------------------------- votes
 
 
-def _vote(item_idx, label_idx, n_items, k, weights_per_label, tie_break, seed):
+def _vote(items, labels, weights_per_label, tie_break, seed) -> VoteResult:
+    """Scores per item and class (counts, or summed weights) and the winning class per item."""
+    item_idx, item_vals = encode(items, "items", ordered=True)
+    label_idx, classes = encode(labels, "labels", ordered=True)
+    n_items, k = item_vals.size, classes.size
     flat = label_idx * n_items + item_idx  # K x n_items layout: contiguous rows per class
     scores_t = np.bincount(flat, weights=weights_per_label, minlength=n_items * k)
     scores_t = scores_t.reshape(k, n_items)
     choice, tied = _pick(scores_t, tie_break, seed)
-    return scores_t.T, choice, tied
+    scores = scores_t.T
+    return VoteResult(
+        items=item_vals,
+        classes=classes,
+        item_labels=classes[choice],
+        scores=scores,
+        tied=tied,
+        no_weight=scores.sum(axis=1) == 0,  # never with counts: every item has a label
+        tie_break=tie_break,
+        n_labels=int(items.size),
+        n_items=int(n_items),
+    )
 
 
 def majority_vote(items, raters, labels, tie_break: str = "random", seed=0) -> VoteResult:
@@ -261,24 +244,9 @@ def majority_vote(items, raters, labels, tie_break: str = "random", seed=0) -> V
     class order (crowd-kit's MajorityVote rule). `tied` flags every tied item either way.
     Source: the plurality rule, as the baseline in Dawid & Skene (1979) and Snow et al. (2008).
     """
-    items, raters, labels = _long(items, raters, labels)
+    items, raters, labels = _read(items, raters, labels)
     _check_tie_break(tie_break)
-    item_vals, item_idx = _encode(items, "items")
-    classes, label_idx = _encode(labels, "labels")
-    scores, choice, tied = _vote(
-        item_idx, label_idx, item_vals.size, classes.size, None, tie_break, seed
-    )
-    return VoteResult(
-        items=item_vals,
-        classes=classes,
-        item_labels=classes[choice],
-        scores=scores,
-        tied=tied,
-        no_weight=np.zeros(item_vals.size, dtype=bool),
-        tie_break=tie_break,
-        n_labels=int(items.size),
-        n_items=int(item_vals.size),
-    )
+    return _vote(items, labels, None, tie_break, seed)
 
 
 def weighted_vote(items, raters, labels, weights, tie_break: str = "random", seed=0) -> VoteResult:
@@ -290,11 +258,11 @@ def weighted_vote(items, raters, labels, weights, tie_break: str = "random", see
     have weight 0 has no defined winner: `no_weight` flags it, its proportions row is NaN and
     its label is drawn by the tie rule among all classes.
     """
-    items, raters, labels = _long(items, raters, labels)
+    items, raters, labels = _read(items, raters, labels)
     _check_tie_break(tie_break)
     if not hasattr(weights, "keys"):
         raise ValueError("weights: expected a mapping rater -> float")
-    rater_vals, rater_idx = _encode(raters, "raters")
+    rater_idx, rater_vals = encode(raters, "raters", ordered=True)
     keys = np.asarray(list(weights.keys()))
     vals = np.asarray(list(weights.values()), dtype=float)
     if vals.size and (not np.all(np.isfinite(vals)) or np.any(vals < 0)):
@@ -311,23 +279,7 @@ def weighted_vote(items, raters, labels, weights, tie_break: str = "random", see
     if not np.all(found):
         raise ValueError(f"weights: no weight for raters {rater_vals[~found][:5].tolist()}")
     per_rater = vals[key_order][pos]
-    item_vals, item_idx = _encode(items, "items")
-    classes, label_idx = _encode(labels, "labels")
-    scores, choice, tied = _vote(
-        item_idx, label_idx, item_vals.size, classes.size, per_rater[rater_idx], tie_break, seed
-    )
-    no_weight = scores.sum(axis=1) == 0
-    return VoteResult(
-        items=item_vals,
-        classes=classes,
-        item_labels=classes[choice],
-        scores=scores,
-        tied=tied,
-        no_weight=no_weight,
-        tie_break=tie_break,
-        n_labels=int(items.size),
-        n_items=int(item_vals.size),
-    )
+    return _vote(items, labels, per_rater[rater_idx], tie_break, seed)
 
 
 def soft_labels(items, raters, labels) -> SoftLabels:
@@ -337,9 +289,9 @@ def soft_labels(items, raters, labels) -> SoftLabels:
     this is Dawid & Skene's (1979) eq. 3.1 starting point and the "soft label" target of
     Peterson et al. (2019) and Uma et al. (2021).
     """
-    items, raters, labels = _long(items, raters, labels)
-    item_vals, item_idx = _encode(items, "items")
-    classes, label_idx = _encode(labels, "labels")
+    items, raters, labels = _read(items, raters, labels)
+    item_idx, item_vals = encode(items, "items", ordered=True)
+    label_idx, classes = encode(labels, "labels", ordered=True)
     k = classes.size
     counts = np.bincount(item_idx * k + label_idx, minlength=item_vals.size * k)
     return SoftLabels(
@@ -434,15 +386,15 @@ def dawid_skene(
     order (default: the sorted observed labels); classes nobody used get prior 0 under the
     default init. Not converged within max_iter: `converged=False` with a reason.
     """
-    items, raters, labels = _long(items, raters, labels)
+    items, raters, labels = _read(items, raters, labels)
     if not (isinstance(max_iter, int | np.integer) and max_iter >= 1):
         raise ValueError(f"max_iter: expected an integer >= 1, got {max_iter!r}")
     if not (np.isfinite(tol) and tol >= 0):
         raise ValueError(f"tol: expected a finite number >= 0, got {tol!r}")
     if not (np.isfinite(smoothing) and smoothing >= 0):
         raise ValueError(f"smoothing: expected a finite number >= 0, got {smoothing!r}")
-    item_vals, item_idx = _encode(items, "items")
-    rater_vals, rater_idx = _encode(raters, "raters")
+    item_idx, item_vals = encode(items, "items", ordered=True)
+    rater_idx, rater_vals = encode(raters, "raters", ordered=True)
     cls, label_idx = _class_index(labels, classes)
     n_items, n_raters, k = item_vals.size, rater_vals.size, cls.size
 

@@ -13,6 +13,8 @@ from scipy import stats
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
 
+from analysis._long import as_array, check_same_length, encode
+
 __all__ = [
     "BradleyTerryResult",
     "PowerResult",
@@ -36,31 +38,16 @@ _TAU_EPS = 1e-9
 # --------------------------------------------------------------------------- helpers
 
 
-def _as_1d(values, name: str) -> np.ndarray:
-    a = np.asarray(values)
-    if a.ndim != 1:
-        raise ValueError(f"{name}: expected a one-dimensional array, got shape {a.shape}")
-    return a
-
-
-def _numeric(values, name: str, n: int) -> np.ndarray:
-    a = _as_1d(values, name)
-    if a.shape[0] != n:
-        raise ValueError(f"{name}: length {a.shape[0]} differs from annotators ({n})")
+def _numeric(values, name: str, annotators: np.ndarray) -> np.ndarray:
+    """A finite number per answer, aligned with `annotators`."""
+    a = as_array(values, name)
+    check_same_length(annotators=annotators, **{name: a})
     if a.dtype.kind not in "iufb":
         raise ValueError(f"{name}: expected numbers, got dtype {a.dtype}")
     a = a.astype(float)
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{name}: contains NaN or infinite values; leave missing answers out")
     return a
-
-
-def _encode(a: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    try:
-        uniq, inv = np.unique(a, return_inverse=True)
-    except TypeError as exc:
-        raise ValueError(f"{name}: values must be mutually comparable ({exc})") from None
-    return uniq, inv.reshape(-1)
 
 
 def _check_alpha(alpha: float) -> None:
@@ -78,7 +65,7 @@ def holm(pvalues) -> np.ndarray:
     rejecting p~ <= alpha controls the family-wise error rate at alpha. NaN entries (undefined
     tests) are left out of m and stay NaN.
     """
-    p = _as_1d(pvalues, "pvalues").astype(float)
+    p = as_array(pvalues, "pvalues", allow_nan=True).astype(float)  # NaN: an undefined test
     if np.any((p < 0) | (p > 1)):
         raise ValueError("pvalues: expected values in [0, 1] (or NaN)")
     out = np.full(p.shape, np.nan)
@@ -201,14 +188,13 @@ def _t_rows(comp_vals, comp_idx, values, null, alpha, confidence=0.95) -> tuple:
 
 
 def _pairs(annotators, comparisons) -> tuple:
-    ann = _as_1d(annotators, "annotators")
-    comp = _as_1d(comparisons, "comparisons")
+    ann = as_array(annotators, "annotators")
+    comp = as_array(comparisons, "comparisons")
     if ann.size == 0:
         raise ValueError("annotators: no answers given")
-    if comp.shape != ann.shape:
-        raise ValueError(f"comparisons: length {comp.size} differs from annotators ({ann.size})")
-    ann_vals, ann_idx = _encode(ann, "annotators")
-    comp_vals, comp_idx = _encode(comp, "comparisons")
+    check_same_length(annotators=ann, comparisons=comp)
+    ann_idx, ann_vals = encode(ann, "annotators", ordered=True)
+    comp_idx, comp_vals = encode(comp, "comparisons", ordered=True)
     key = ann_idx.astype(np.int64) * comp_vals.size + comp_idx
     if np.unique(key).size != key.size:
         raise ValueError(
@@ -237,11 +223,11 @@ def spa(annotators, comparisons, p_xy, p_yx=None, tau=None, alpha: float = 0.05)
     """
     _check_alpha(alpha)
     ann_vals, ann_idx, comp_vals, comp_idx = _pairs(annotators, comparisons)
-    pxy = _numeric(p_xy, "p_xy", ann_idx.size)
+    pxy = _numeric(p_xy, "p_xy", ann_idx)
     if np.any((pxy < 0) | (pxy > 1)):
         raise ValueError("p_xy: expected shares in [0, 1] (divide percentages by 100)")
     if p_yx is not None:
-        pyx = _numeric(p_yx, "p_yx", ann_idx.size)
+        pyx = _numeric(p_yx, "p_yx", ann_idx)
         if np.any((pyx < 0) | (pyx > 1)):
             raise ValueError("p_yx: expected shares in [0, 1] (divide percentages by 100)")
     if tau is not None:
@@ -283,8 +269,8 @@ def likert_paired(annotators, comparisons, likert_x, likert_y, alpha: float = 0.
     """
     _check_alpha(alpha)
     ann_vals, ann_idx, comp_vals, comp_idx = _pairs(annotators, comparisons)
-    x = _numeric(likert_x, "likert_x", ann_idx.size)
-    y = _numeric(likert_y, "likert_y", ann_idx.size)
+    x = _numeric(likert_x, "likert_x", ann_idx)
+    y = _numeric(likert_y, "likert_y", ann_idx)
     rows = _t_rows(comp_vals, comp_idx, x - y, 0.0, alpha)
     return TestResult(rows=rows, null=0.0, alpha=alpha, n_annotators=int(ann_vals.size))
 
@@ -484,17 +470,15 @@ def bradley_terry(
     share of "left" among the rater's non-tie judgments with an exact two-sided binomial test
     against 0.5 (ties excluded). `items` are the prompts judged; they are counted only.
     """
-    items = _as_1d(items, "items")
-    raters = _as_1d(raters, "raters")
-    left = _as_1d(left, "left")
-    right = _as_1d(right, "right")
-    choice = _as_1d(choice, "choice")
+    items = as_array(items, "items")
+    raters = as_array(raters, "raters")
+    left = as_array(left, "left")
+    right = as_array(right, "right")
+    choice = as_array(choice, "choice")
     n = items.size
     if n == 0:
         raise ValueError("items: no judgments given")
-    for name, arr in (("raters", raters), ("left", left), ("right", right), ("choice", choice)):
-        if arr.shape != items.shape:
-            raise ValueError(f"{name}: length {arr.size} differs from items ({n})")
+    check_same_length(items=items, raters=raters, left=left, right=right, choice=choice)
     if ties not in ("half", "davidson"):
         raise ValueError(f"ties: expected 'half' or 'davidson', got {ties!r}")
     if not (isinstance(n_boot, int | np.integer) and n_boot >= 0):
@@ -506,10 +490,7 @@ def bradley_terry(
     if not np.all(is_left | is_right | is_tie):
         bad = np.unique(choice[~(is_left | is_right | is_tie)])[:5].tolist()
         raise ValueError(f"choice: expected 'left', 'right' or 'tie', got {bad}")
-    try:
-        systems, codes = np.unique(np.concatenate([left, right]), return_inverse=True)
-    except TypeError as exc:
-        raise ValueError(f"left: system ids must be mutually comparable ({exc})") from None
+    codes, systems = encode(np.concatenate([left, right]), "left", ordered=True)
     a_idx, b_idx = codes[:n], codes[n:]
     if np.any(a_idx == b_idx):
         raise ValueError("right: a judgment compares a system with itself")
@@ -517,7 +498,7 @@ def bradley_terry(
     davidson = ties == "davidson"
 
     # position bias (before anything is dropped)
-    rater_vals, rater_idx = _encode(raters, "raters")
+    rater_idx, rater_vals = encode(raters, "raters", ordered=True)
     non_tie = ~is_tie
     n_r = np.bincount(rater_idx, weights=non_tie, minlength=rater_vals.size)
     k_r = np.bincount(rater_idx, weights=is_left, minlength=rater_vals.size)

@@ -14,31 +14,9 @@ import scipy.sparse as sp
 from scipy import stats
 from scipy.sparse.csgraph import connected_components
 
+from analysis._long import as_array, check_same_length, encode
+
 __all__ = ["RaterOffsets", "rater_offsets"]
-
-
-def _as_1d(values, name: str) -> np.ndarray:
-    a = np.asarray(values)
-    if a.ndim != 1:
-        raise ValueError(f"{name}: expected a one-dimensional array, got shape {a.shape}")
-    return a
-
-
-def _encode(a: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted unique values and each entry's index (O(n) bitmap path for dense int codes)."""
-    if a.size and a.dtype.kind in "iu":
-        lo, hi = int(a.min()), int(a.max())
-        if lo >= 0 and hi < 4 * a.size + 1024:
-            present = np.zeros(hi + 1, dtype=bool)
-            present[a] = True
-            lookup = np.cumsum(present, dtype=np.intp)
-            lookup -= 1
-            return np.flatnonzero(present).astype(a.dtype, copy=False), lookup[a]
-    try:
-        uniq, inv = np.unique(a, return_inverse=True)
-    except TypeError as exc:
-        raise ValueError(f"{name}: values must be mutually comparable ({exc})") from None
-    return uniq, inv.reshape(-1).astype(np.intp, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,13 +85,10 @@ def rater_offsets(items, raters, scores, confidence: float = 0.95) -> RaterOffse
     SEs and CIs are NaN with a reason; the offsets are still reported. Rows with a non-finite
     score are dropped and counted.
     """
-    items = _as_1d(items, "items")
-    raters = _as_1d(raters, "raters")
-    y = _as_1d(scores, "scores")
-    if raters.shape != items.shape:
-        raise ValueError(f"raters: length {raters.size} differs from items ({items.size})")
-    if y.shape != items.shape:
-        raise ValueError(f"scores: length {y.size} differs from items ({items.size})")
+    items = as_array(items, "items")
+    raters = as_array(raters, "raters")
+    y = as_array(scores, "scores", allow_nan=True)  # a non-finite score is dropped and counted
+    check_same_length(items=items, raters=raters, scores=y)
     if y.dtype.kind not in "iufb":
         raise ValueError(f"scores: expected numbers, got dtype {y.dtype}")
     if not 0 < confidence < 1:
@@ -126,8 +101,8 @@ def rater_offsets(items, raters, scores, confidence: float = 0.95) -> RaterOffse
     if y.size == 0:
         raise ValueError("scores: no finite scores")
 
-    item_vals, ii = _encode(items, "items")
-    rater_vals, jj = _encode(raters, "raters")
+    ii, item_vals = encode(items, "items", ordered=True)
+    jj, rater_vals = encode(raters, "raters", ordered=True)
     n_items, n_raters, n = item_vals.size, rater_vals.size, y.size
 
     # item x rater incidence with counts; duplicates summed

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analysis import labelmodels, severity  # noqa: E402
 
 N_RATERS, N_CLASSES, PER_ITEM = 1000, 5, 5
+DS_MAX_ITER = 5000  # 500k labels needs ~1,200 EM iterations (see the DS iterations section)
 
 
 def generate(n_labels: int, seed: int = 0):
@@ -66,7 +67,7 @@ def peak_mib(fn) -> float:
 def _one_size(n, items, raters, labels, scores, truth):
     mv_t, mv_first, mv = timed(lambda: labelmodels.majority_vote(items, raters, labels), 3)
     ds_t, ds_first, ds = timed(
-        lambda: labelmodels.dawid_skene(items, raters, labels, max_iter=1000), 3
+        lambda: labelmodels.dawid_skene(items, raters, labels, max_iter=DS_MAX_ITER), 3
     )
     sv_t, sv_first, _ = timed(lambda: severity.rater_offsets(items, raters, scores), 3)
     print(
@@ -75,7 +76,27 @@ def _one_size(n, items, raters, labels, scores, truth):
         f"{sv_t:>7.3f} ({sv_first:.3f}) "
         f"{np.mean(ds.item_labels == truth):>7.4f} {np.mean(mv.item_labels == truth):>7.4f}"
     )
-    return mv_t, ds_t, ds.n_iter, sv_t
+    return mv_t, ds_t, ds.n_iter, sv_t, _slow_em(items, raters, labels, ds)
+
+
+def _slow_em(items, raters, labels, ds) -> str:
+    """Why EM took as long as it did: the parameter still moving most at the stop, its value,
+    and the iterations a small smoothing (an interior MLE) needs."""
+    # one more EM step from the final posteriors: its M-step reproduces ds.error_rates exactly
+    step = labelmodels.dawid_skene(items, raters, labels, init=ds.posteriors, max_iter=1, tol=0.0)
+    moved = np.abs(np.nan_to_num(step.error_rates) - np.nan_to_num(ds.error_rates))
+    j, k, given = np.unravel_index(np.argmax(moved), moved.shape)
+    value = ds.error_rates[j, k, given]
+    n_j = int(np.count_nonzero(raters == ds.raters[j]))
+    gain = ds.log_likelihood_trace[-1] - ds.log_likelihood_trace[max(0, ds.n_iter - 101)]
+    smooth = labelmodels.dawid_skene(items, raters, labels, max_iter=DS_MAX_ITER, smoothing=0.01)
+    return (
+        f"{ds.n_iter} iterations{'' if ds.converged else ' (NOT converged)'}; log-likelihood "
+        f"gain over the last 100: {gain:.1e}; slowest: rater {ds.raters[j]} true "
+        f"{ds.classes[k]} -> {ds.classes[given]}, rate {value:.1e} moving "
+        f"{moved[j, k, given]:.1e} per iteration ({n_j} labels); "
+        f"smoothing=0.01: {smooth.n_iter} iterations"
+    )
 
 
 def ours(sizes):
@@ -94,6 +115,12 @@ def ours(sizes):
     mv_mib = peak_mib(lambda: labelmodels.majority_vote(items, raters, labels))
     ds_mib = peak_mib(lambda: labelmodels.dawid_skene(items, raters, labels))
     sv_mib = peak_mib(lambda: severity.rater_offsets(items, raters, scores))
+    print(
+        "\n## DS iterations: EM is slow where an error rate's MLE is 0 but some label still "
+        "carries posterior\n## mass there (a property of the data, not of the stopping rule)"
+    )
+    for n in sizes:
+        print(f"{n:>10,}: {rows[n][4]}")
     print(f"\n## Peak traced memory at {big:,} labels (inputs excluded)")
     print(
         f"majority_vote {mv_mib:.0f} MiB; dawid_skene {ds_mib:.0f} MiB; "
@@ -141,7 +168,7 @@ def crowdkit(n, n_iter, rows):
         f"max |posterior difference| = {diff:.2e}"
     )
     if n in rows:
-        _, ds_conv, iters, _ = rows[n]
+        _, ds_conv, iters, _, _ = rows[n]
         per_iter_ck = ck_t / n_iter
         print(
             f"  ours to convergence (tol 1e-6): {ds_conv:.2f} s, {iters} iterations; crowd-kit "

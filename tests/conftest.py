@@ -137,8 +137,10 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2):
 
 
 @pytest.fixture(autouse=True)
-def _reports_recompute_only_where_tested(request, settings):
+def _reports_recompute_only_where_tested(request):
     """Only the report pipeline's own tests recompute on every label; elsewhere (engine, workbench)
     an eager recomputation per label would only slow the tests and contend for SQLite's lock."""
-    if "tests/qc/" not in str(request.node.path).replace("\\", "/"):
-        settings.CONCORD_QC_AUTO_RECOMPUTE = False
+    in_qc = "tests/qc/" in str(request.node.path).replace("\\", "/")
+    if in_qc or not request.config.pluginmanager.hasplugin("django"):
+        return
+    request.getfixturevalue("settings").CONCORD_QC_AUTO_RECOMPUTE = False
