@@ -29,7 +29,8 @@ Submitted form fields (names the workbench posts):
   likert, continuous, categorical, ordinal: "choice" (label value) or "score" (number)
   pairwise: "choice" in {"left", "right", "tie"}
   spa: "p_<i>" for question i of the presentation (0..100, percent), and, with Likert on,
-       "likert_<output id>" for each output shown
+       "likert_<j>" for the j-th output of presentation["outputs"] (a display index, so no
+       internal id reaches the browser)
 """
 
 import math
@@ -134,8 +135,8 @@ def _clean_spa(study: Study, presentation: dict, data, raw: dict) -> CleanAnswer
     if study.spa_collect_likert:
         points = study.label_scheme.get("likert_points", [])
         allowed = likert_values(points)
-        for output_id in presentation.get("outputs", []):
-            name = f"likert_{output_id}"
+        for j, output_id in enumerate(presentation.get("outputs", [])):
+            name = f"likert_{j}"
             score = parse_number(name, data.get(name), min(allowed), max(allowed))
             if score not in allowed:
                 raise AnswerError(name, f"{score:g} is not a point on the scale")

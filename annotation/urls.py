@@ -1,9 +1,19 @@
 from django.urls import path
 
-from annotation import views, workbench
+from annotation import api, crowd, views, workbench
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("studies/<str:token>/", views.study_overview, name="study-overview"),
     path("work/<str:token>/", workbench.start, name="work-start"),
+    path("work/<str:token>/task/", workbench.task, name="work-task"),
+    path("work/<str:token>/submit/", workbench.submit, name="work-submit"),
+    path("work/<str:token>/guide/", workbench.guide, name="work-guide"),
+    path("c/<str:token>/", crowd.entry, name="crowd-entry"),
+    path("api/work/<str:token>/next", api.next_task, name="api-work-next"),
+    path(
+        "api/work/<str:token>/submit/<str:assignment_token>",
+        api.submit,
+        name="api-work-submit",
+    ),
 ]

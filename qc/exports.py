@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from qc.reports.common import category_label
+
 
 def _stats(summary, items):
     yield [
@@ -65,7 +67,7 @@ def _disagreements(summary, items):
     )
     for unit, n, mv, tied, ds, post in cols:
         if mv != ds:
-            yield [unit, n, mv, tied, ds, post]
+            yield [unit, n, category_label(mv), tied, category_label(ds), post]
 
 
 def _aggregated(summary, items):
@@ -90,7 +92,7 @@ def _aggregated(summary, items):
         strict=False,
     )
     for unit, n, mv, tied, ds, post, soft in cols:
-        yield [unit, n, mv, tied, ds, post, *soft]
+        yield [unit, n, category_label(mv), tied, category_label(ds), post, *soft]
 
 
 def _spa(variant):
@@ -112,6 +114,7 @@ def _spa(variant):
             "likert_p_holm",
             "likert_stars",
             "likert_verdict",
+            "likert_n",
             "protocols_disagree",
             "likert_significant_opposite",
             "annotators_for_power_0.8",
@@ -135,6 +138,7 @@ def _spa(variant):
                 lk.get("p_holm"),
                 lk.get("stars"),
                 lk.get("verdict"),
+                lk.get("n"),
                 r["protocols_disagree"],
                 r["likert_significant_opposite"],
                 s["n_for_power"],

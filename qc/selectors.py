@@ -78,6 +78,7 @@ def unanimous_view(study) -> bool:
 
 def dashboard(study) -> dict:
     from qc import charts
+    from qc.loaders import REPORT_VERSION
 
     report = latest_report(study)
     state = recompute_state(study)
@@ -86,6 +87,8 @@ def dashboard(study) -> dict:
         "report": report,
         "summary": summary,
         "age": (timezone.now() - report.created_at) if report else None,
+        # Stored by an older version of the report code (fields may be missing until recomputed).
+        "outdated": bool(summary) and summary.get("version") != REPORT_VERSION,
         "state": state,
         "worker": worker_status(state),
         "charts": charts.for_report(summary) if summary else {},

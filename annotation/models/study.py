@@ -3,6 +3,8 @@
 Also who is enrolled (and from which annotator pool), the versioned guide and its rulings.
 """
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -172,6 +174,11 @@ class Comparison(models.Model):
         return f"{self.system_x} vs {self.system_y}"
 
 
+def new_queue_seed() -> int:
+    """A random, non-zero 62-bit seed for an annotator's queue order and presentation draws."""
+    return secrets.randbits(62) or 1
+
+
 class Pool(models.TextChoices):
     OPEN_CROWD = "open_crowd", "Open crowd"
     TRAINED = "trained", "Trained raters"
@@ -190,7 +197,13 @@ class Enrolment(models.Model):
     )
     pool = models.CharField(max_length=16, choices=Pool.choices, default=Pool.TRAINED)
     # Seeds this annotator's queue order and presentation draws; recorded so a run can be replayed.
-    queue_seed = models.BigIntegerField(default=0)
+    queue_seed = models.BigIntegerField(default=new_queue_seed)
+    # The engine's bookkeeping (annotation.services.assignment): positions handed out so far, and
+    # where this annotator's walk through the study's shuffled units stands (pass, segment, key).
+    positions_issued = models.PositiveIntegerField(default=0)
+    walk_pass = models.PositiveIntegerField(default=0)
+    walk_step = models.PositiveIntegerField(default=0)
+    walk_cursor = models.BigIntegerField(null=True, blank=True)
     external_id = models.CharField(
         max_length=128, blank=True, help_text="Crowd platform worker id (Prolific PID, MTurk id)."
     )

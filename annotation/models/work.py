@@ -85,6 +85,8 @@ class Assignment(models.Model):
             models.Index(
                 fields=["expires_at"], condition=Q(status="leased"), name="assignment_live_leases"
             ),
+            # "Has this annotator ever been shown this unit?" (gold at most once, repeats).
+            models.Index(fields=["unit", "annotator"], name="assignment_unit_annotator"),
         ]
 
     def __str__(self) -> str:

@@ -19,6 +19,7 @@ from annotation.models import (
     Unit,
     UnitOutput,
 )
+from annotation.services.assignment import balance_shuffle_keys
 
 
 def random_shuffle_key() -> int:
@@ -123,6 +124,8 @@ def build_units(study: Study, overlap: int | None = None) -> int:
         ],
         batch_size=5000,
     )
+    # Lay the shuffle keys out so any stretch of the queue carries the study's system mix.
+    balance_shuffle_keys(study)
     return len(units)
 
 

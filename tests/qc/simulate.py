@@ -76,10 +76,20 @@ def pairwise_study(n_prompts=20, n_annotators=4, overlap=3, p_left_wins=0.8, see
     return study
 
 
-def spa_study(preferences, n_annotators=40, seed=3, tau=None, likert=None, noise=0.15, sloppy=0):
+def spa_study(
+    preferences,
+    n_annotators=40,
+    seed=3,
+    tau=None,
+    likert=None,
+    noise=0.15,
+    sloppy=0,
+    sloppy_likert=None,
+):
     """An SPA study over systems s0..sK; `preferences` maps comparison index to (true P[X>Y],
     expected). `likert` maps a system name to its mean Likert rating. `sloppy`
-    annotators answer both directions with high probabilities (the tau filter drops them)."""
+    annotators answer both directions with high probabilities (the tau filter drops them) and
+    rate with `sloppy_likert` when given (else with `likert`)."""
     rng = np.random.default_rng(seed)
     names = tuple(f"s{i}" for i in range(len(preferences) + 1))
     study = make_study(
@@ -109,8 +119,23 @@ def spa_study(preferences, n_annotators=40, seed=3, tau=None, likert=None, noise
                 q = float(np.clip(1 - p + rng.normal(0, 0.03), 0, 1))
             answers += [(c, False, round(100 * p, 1)), (c, True, round(100 * q, 1))]
         if likert:
+            means = sloppy_likert if sloppy_likert and a >= n_annotators else likert
             for o in outputs:
-                m = likert.get(o.system.name, 3.0)
+                m = means.get(o.system.name, 3.0)
                 ratings.append((o, float(np.clip(np.rint(m + rng.normal(0, 0.6)), 1, 5))))
         add_spa_label(study, unit, person, answers, ratings)
     return study, comparisons
+
+
+def likert_study(n_prompts=12, n_annotators=3, seed=4):
+    """A 1-5 Likert study: every annotator scores every unit with a random whole point."""
+    rng = np.random.default_rng(seed)
+    study = make_study(Study.TaskKind.LIKERT, n_prompts=n_prompts, systems=("alpha",))
+    people = annotators(n_annotators, prefix=f"s{study.pk}r")
+    rows = [
+        {"unit": unit, "annotator": person, "score": float(rng.integers(1, 6))}
+        for unit in Unit.objects.filter(study=study).order_by("id")
+        for person in people
+    ]
+    add_labels(study, rows)
+    return study

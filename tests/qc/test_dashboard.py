@@ -46,9 +46,12 @@ def test_dashboard_shows_the_stored_numbers_and_the_report_age(client, reported)
 
 
 def test_dashboard_is_read_from_stored_reports_without_computing(client, reported, monkeypatch):
-    from qc import reports
+    from qc import loaders, reports
 
-    monkeypatch.setattr(reports, "build_report", lambda *a, **k: pytest.fail("computed"))
+    computed = lambda *a, **k: pytest.fail("computed")  # noqa: E731
+    monkeypatch.setattr(reports, "build_report", computed)
+    monkeypatch.setattr(services, "build_report", computed)  # the name the worker calls
+    monkeypatch.setattr(loaders, "load_snapshot", computed)
     client.force_login(lead_of(reported))
     assert client.get(reverse("study-dashboard", args=[reported.token])).status_code == 200
 
@@ -165,6 +168,25 @@ def test_pairwise_dashboard_shows_bradley_terry_and_left_choice(client, settings
     html = client.get(reverse("study-dashboard", args=[study.token])).content.decode()
     assert "Bradley-Terry strengths" in html and "Left-choice rate" in html
     assert 'id="spec-bradley-terry"' in html
+
+
+def test_likert_classes_read_as_whole_numbers_on_the_page_in_charts_and_csv(client, settings):
+    settings.CONCORD_QC_BOOTSTRAP = 50
+    study = simulate.likert_study()
+    services.recompute(study.pk)
+    client.force_login(lead_of(study))
+    html = client.get(reverse("study-dashboard", args=[study.token])).content.decode()
+    assert '<th scope="row">3</th>' in html and '<th scope="row">3.0</th>' not in html
+    summary = QualityReport.objects.get(study=study, kind="study").payload
+    chart = charts.for_report(summary)["label_distribution"]
+    assert [v["label"] for v in chart["data"]["values"]] == ["1", "2", "3", "4", "5"]
+    url = reverse("study-report-csv", args=[study.token, "soft-labels"])
+    rows = list(csv.reader(io.StringIO(b"".join(client.get(url).streaming_content).decode())))
+    assert rows[0][-5:] == ["soft:1", "soft:2", "soft:3", "soft:4", "soft:5"]
+    assert {r[2] for r in rows[1:]} <= {"1", "2", "3", "4", "5"}
+    body = json.loads(client.get(reverse("study-report-json", args=[study.token])).content)
+    assert body["report"]["agreement"]["distribution"][0]["value"] == 1.0
+    assert all(isinstance(v, float) for v in body["items"]["majority"])
 
 
 def test_spa_chart_spec_says_what_the_table_says():

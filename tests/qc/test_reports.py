@@ -11,7 +11,7 @@ from analysis import labelmodels as lm
 from analysis import preference as pref
 from annotation.models import Comparison, Label, Study
 from qc import loaders
-from qc.reports import build_report, clean, stars
+from qc.reports import build_report, category_label, clean, stars
 from tests.factories import make_study
 from tests.qc import simulate
 from tests.qc.labels import add_labels
@@ -218,6 +218,76 @@ def test_spa_numbers_equal_preference_spa_on_the_same_answers():
     assert first["n_for_power"] == pref.power(d, 25).n_for_target
 
 
+def _likert_direct(study, keep=None):
+    """The Likert paired test straight from the stored ratings (optionally only `keep`)."""
+    from annotation.models import OutputRating
+
+    rows = OutputRating.objects.filter(label__study=study).values_list(
+        "label__annotator_id", "output__system__name", "score"
+    )
+    per: dict = {}
+    for a, system, score in rows:
+        if keep is None or a in keep:
+            per.setdefault((a, system), []).append(score)
+    people = sorted({a for a, _ in per})
+    x = [np.mean(per[(a, "s0")]) for a in people]
+    y = [np.mean(per[(a, "s1")]) for a in people]
+    return pref.likert_paired(people, [0] * len(people), x, y).rows[0]
+
+
+def test_filtered_spa_table_drops_the_filtered_annotators_from_the_likert_test_too():
+    # The tau filter drops the 5 sloppy annotators, who also rate s1 far above s0: left in, they
+    # pull the Likert difference towards Y; the filtered table must use the kept annotators only.
+    study, _ = simulate.spa_study(
+        [(0.7, "x")],
+        n_annotators=20,
+        seed=4,
+        tau=1.1,
+        sloppy=5,
+        likert={"s0": 3.6, "s1": 3.0},
+        sloppy_likert={"s0": 1.0, "s1": 5.0},
+    )
+    from annotation.models import SpaAnswer
+
+    answers = list(
+        SpaAnswer.objects.filter(label__study=study)
+        .order_by("label__annotator_id", "reverse")
+        .values_list("label__annotator_id", "reverse", "probability")
+    )
+    fwd = {a: p / 100 for a, r, p in answers if not r}
+    rev = {a: p / 100 for a, r, p in answers if r}
+    people = sorted(fwd)
+    direct = pref.spa(
+        people, [0] * len(people), [fwd[a] for a in people], [rev[a] for a in people], tau=1.1
+    )
+    kept = set(people) - set(direct.dropped.tolist())
+    assert direct.n_dropped == 5
+
+    spa = report_for(study).summary["spa"]
+    filtered = spa["tables"]["filtered"][0]["likert"]
+    unfiltered = spa["tables"]["unfiltered"][0]["likert"]
+    on_kept, on_everyone = _likert_direct(study, kept), _likert_direct(study)
+    assert filtered["n"] == on_kept.n == 20
+    assert filtered["mean"] == pytest.approx(on_kept.mean)
+    assert filtered["p_holm"] == pytest.approx(on_kept.p_holm)
+    assert filtered["verdict"] == on_kept.verdict == "X>Y"
+    assert unfiltered["n"] == on_everyone.n == 25
+    assert unfiltered["mean"] == pytest.approx(on_everyone.mean)
+    assert unfiltered["mean"] < filtered["mean"]
+
+
+def test_a_preregistered_filter_without_reverse_answers_is_reported_as_not_applied():
+    from annotation.models import SpaAnswer
+
+    study, _ = simulate.spa_study([(0.7, "x")], n_annotators=10, tau=1.1)
+    SpaAnswer.objects.filter(label__study=study, reverse=True).delete()
+    spa = report_for(study).summary["spa"]
+    assert spa["preregistered_variant"] == "unfiltered"
+    assert set(spa["tables"]) == {"unfiltered"}
+    assert spa["tau"] is None
+    assert spa["filter_reason"].startswith("the pre-registered tau filter could not be applied")
+
+
 def test_spa_table_flags_likert_significant_in_the_opposite_direction():
     # SPA says s0 > s1 as expected, while the Likert averages favour s1 (the paper's reversal).
     prefs = [(0.7, "x")]
@@ -256,6 +326,33 @@ def test_pairwise_report_has_preference_agreement_bradley_terry_and_left_choice_
     assert pairwise["left_choice"]["overall_share"] == pytest.approx(
         (left[non_tie] == "left").mean()
     )
+
+
+def test_likert_scores_are_labelled_as_whole_numbers_and_keep_their_numeric_value():
+    report = report_for(simulate.likert_study())
+    dist = report.summary["agreement"]["distribution"]
+    assert [d["label"] for d in dist] == ["1", "2", "3", "4", "5"]
+    assert [d["value"] for d in dist] == [1.0, 2.0, 3.0, 4.0, 5.0]
+    agg = report.summary["aggregation"]
+    assert agg["classes"] == [category_label(v) for v in agg["class_values"]]
+    assert all(c["label"] == str(int(c["value"])) for c in agg["class_counts"])
+    assert agg["disagreements"]
+    for d in agg["disagreements"]:
+        assert "." not in d["majority"] + d["dawid_skene"]
+        assert sum(v["count"] for v in d["votes"]) == d["labels"]
+        assert {v["label"] for v in d["votes"]} <= set(agg["classes"])
+    assert all(isinstance(v, float) for v in report.items["majority"] + agg["class_values"])
+
+
+def test_category_labels_drop_only_a_zero_fraction():
+    assert [category_label(v) for v in (3.0, np.float64(2.0), 2.5, 7, "safe", "1.0")] == [
+        "3",
+        "2",
+        "2.5",
+        "7",
+        "safe",
+        "1.0",
+    ]
 
 
 def test_stars_follow_table_1():

@@ -11,7 +11,10 @@ GOOD_KEY = "k" * 20 + "-a-random-production-secret-key-of-enough-length-01234567
 
 
 def run_manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"}}
+    # A deployment's environment: nothing the test run itself set (the browser tests' async flag
+    # is refused by `check --deploy`, rightly).
+    dropped = {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(env_overrides)
     return subprocess.run(
         [sys.executable, "manage.py", *args],

@@ -1,0 +1,610 @@
+"""The assignment engine: which unit each annotator sees next, under a lease, with its presentation.
+
+Everything the engine promises is held by the database, not by Python, so it survives any
+number of gunicorn threads and processes:
+
+- Overlap. `Unit.open_slots` (checked 0..overlap) is decremented in the transaction that inserts
+  the production Assignment, on a unit row picked `FOR UPDATE SKIP LOCKED` from the partial index
+  `unit_open_pick`; a slot returns (+1) only with the status transition leased -> expired/abandoned,
+  which happens once per lease (an UPDATE ... WHERE status='leased'). The partial unique constraint
+  `assignment_one_production_per_annotator_unit` keeps one live production lease or label per
+  (annotator, unit). Hence open_slots == overlap - live production leases - production labels.
+- One lease at a time. The annotator's Enrolment row is locked first (`FOR UPDATE`), so parallel
+  "next" requests of one annotator are serialised and return the same open lease.
+- Order. Each annotator walks the ring of `shuffle_key`s in their own order: the key space is cut
+  into 256 blocks (top 8 of 62 bits); the blocks are visited in a permutation seeded by
+  (queue_seed, pass), and each block is entered at a seeded point and walked round once (two
+  segments). Every probe is one range scan of the partial index, so the cost of a pick does not
+  grow with the study. The walk only orders the pool; which units are eligible (open slot, not
+  already held) is decided by the database on every pick, so nothing is served twice, and when
+  the walk comes up empty a last pick over the whole ring catches units skipped while locked or
+  re-opened by expiry (no gaps). `balance_shuffle_keys` lays the ring out so that any stretch of
+  it holds the systems in the study's proportions (see there).
+- Injection. At position p > 1 a seeded draw u(queue_seed, p) in [0, 1) decides gold
+  (u < gold_rate), blind repeat, attention check or production, independently per position: uniform
+  over the session, never first, never periodic. It happens only while production work remains and
+  the annotator's quota allows at least one more task, so an injected unit is never the last one.
+  If no gold (each served to an annotator at most once), no repeat (>= repeat_min_gap_units other
+  positions and repeat_min_gap_minutes after the original label) or no attention unit is available,
+  the position falls back to production.
+- Gates. Only a live study hands out work, and only to an enrolled annotator who passed the
+  qualification (if required), calibrated on the latest guide that requires it, and is under quota
+  (every task counts, gold and repeats included).
+
+Late submits on expired leases are handled in `annotation.services.submission`.
+"""
+
+import functools
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, F, Q
+from django.utils import timezone
+
+from annotation.models import Assignment, Comparison, Study, Unit
+from annotation.presentation import (
+    SALT_GOLD,
+    SALT_REPEAT,
+    SALT_ROLE,
+    SALT_WALK,
+    Member,
+    draw,
+    mix64,
+    uniform,
+)
+
+Purpose = Assignment.Purpose
+LEASED = Assignment.Status.LEASED
+
+KEY_BITS = 62
+BLOCK_BITS = 8
+BLOCKS = 1 << BLOCK_BITS
+BLOCK_SIZE = 1 << (KEY_BITS - BLOCK_BITS)
+SEGMENTS = 2 * BLOCKS
+# Empty segments probed in one request before the pick falls back to the whole ring.
+MAX_PROBES = 4
+# A capped count keeps work_state cheap on huge studies; past it, "assigned" is a lower bound.
+ELIGIBLE_COUNT_CAP = 10_000
+# How often (seconds) a web process sweeps expired leases of all studies on its own.
+RECLAIM_EVERY = 30.0
+KEY_MIN, KEY_MAX = -(1 << 63), (1 << 63) - 1
+
+
+@dataclass(frozen=True)
+class WorkState:
+    done: int
+    assigned: int
+    blocked_reason: (
+        str  # "" | "paused" | "quota" | "qualification" | "recalibration" | "closed" | "done"
+    )
+
+
+def _pg() -> bool:
+    return connection.vendor == "postgresql"
+
+
+# --- the walk -------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=8192)
+def _block_order(seed: int, walk_pass: int) -> tuple[int, ...]:
+    order = list(range(BLOCKS))
+    random.Random(mix64(seed, walk_pass, SALT_WALK)).shuffle(order)
+    return tuple(order)
+
+
+def segment(seed: int, walk_pass: int, step: int) -> tuple[int, int]:
+    """The key range [lo, hi) of step `step` (0..SEGMENTS-1) of an annotator's walk."""
+    block = _block_order(seed, walk_pass)[step // 2]
+    lo = block << (KEY_BITS - BLOCK_BITS)
+    hi = lo + BLOCK_SIZE
+    entry = lo + mix64(seed, walk_pass, block, SALT_WALK) % BLOCK_SIZE
+    return (entry, hi) if step % 2 == 0 else (lo, entry)
+
+
+@dataclass
+class Walk:
+    seed: int
+    walk_pass: int
+    step: int
+    cursor: int | None  # lowest key still to visit in the current segment (None: its start)
+
+
+def _pick_sql() -> str:
+    lock = " FOR UPDATE OF u SKIP LOCKED" if _pg() else ""
+    # The literals must stay literals: they are what matches the partial index unit_open_pick.
+    # OFFSET 0 keeps NOT EXISTS a per-row probe of (annotator, unit); as an anti join PostgreSQL
+    # would read all of the annotator's assignments on every pick, growing with their work.
+    return (
+        "SELECT u.id, u.shuffle_key FROM annotation_unit u"
+        " WHERE u.study_id = %s AND u.role = 'production' AND u.open_slots > 0"
+        " AND u.shuffle_key >= %s AND u.shuffle_key < %s"
+        " AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s"
+        " AND a.unit_id = u.id AND a.purpose = 'production'"
+        " AND a.status IN ('leased', 'submitted') LIMIT 1 OFFSET 0)"
+        " ORDER BY u.shuffle_key LIMIT 1" + lock
+    )
+
+
+def _execute(cursor, sql: str, params):
+    """Run a hot-path statement; on PostgreSQL as a server-side prepared statement."""
+    if _pg():
+        return _prepared_cursor().execute(sql, params, prepare=True)
+    cursor.execute(sql, params)
+    return cursor
+
+
+def _prepared_cursor():
+    # Django's psycopg cursors bind client-side; a plain psycopg cursor on the same connection
+    # (same transaction) binds server-side, so psycopg can prepare the statement once per
+    # connection: planning the pick costs more than running it.
+    import psycopg
+
+    connection.ensure_connection()
+    return psycopg.Cursor(connection.connection)
+
+
+def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk):
+    """Lock the next eligible production unit on the annotator's walk: (unit id, key) or None.
+
+    Advances `walk` past empty segments; the cursor is left *at* the picked key (the caller moves
+    it past when the unit is taken). After MAX_PROBES empty segments it jumps to a random point.
+    """
+    sql = _pick_sql()
+    for _ in range(MAX_PROBES):
+        if walk.step >= SEGMENTS:
+            walk.walk_pass, walk.step, walk.cursor = walk.walk_pass + 1, 0, None
+        lo, hi = segment(walk.seed, walk.walk_pass, walk.step)
+        if walk.cursor is not None:
+            lo = max(lo, walk.cursor)
+        row = _execute(cursor, sql, (study_id, lo, hi, annotator_id)).fetchone()
+        if row:
+            walk.cursor = row[1]
+            return row
+        walk.step, walk.cursor = walk.step + 1, None
+    walk.cursor = None
+    # A sparse stretch (a small study, late in a big one, or only skipped/re-opened units left):
+    # jump to a random point of the ring and take the next eligible unit, wrapping once.
+    jump = mix64(walk.seed, walk.walk_pass, walk.step, SALT_WALK) >> (64 - KEY_BITS)
+    for lo, hi in ((jump, KEY_MAX), (KEY_MIN, jump)):
+        row = _execute(cursor, sql, (study_id, lo, hi, annotator_id)).fetchone()
+        if row:
+            return row
+    return None
+
+
+# --- gates ----------------------------------------------------------------------------------
+
+
+def _enrolment_sql(lock: bool) -> str:
+    return (
+        "SELECT e.id, e.queue_seed, e.positions_issued, e.walk_pass, e.walk_step, e.walk_cursor,"
+        " e.qualified_at, e.quota,"
+        " (SELECT g.number FROM annotation_guideversion g"
+        "  WHERE g.id = e.calibrated_guide_version_id),"
+        " (SELECT g.id FROM annotation_guideversion g WHERE g.study_id = e.study_id"
+        "  ORDER BY g.number DESC LIMIT 1),"
+        " (SELECT MAX(g.number) FROM annotation_guideversion g WHERE g.study_id = e.study_id"
+        "  AND g.requires_recalibration)"
+        " FROM annotation_enrolment e WHERE e.study_id = %s AND e.user_id = %s"
+        + (" FOR UPDATE OF e" if lock and _pg() else "")
+    )
+
+
+@dataclass
+class _Enrolment:
+    id: int
+    seed: int
+    positions_issued: int
+    walk_pass: int
+    walk_step: int
+    walk_cursor: int | None
+    qualified_at: object
+    quota: int | None
+    calibrated_number: int | None
+    current_guide_id: int | None
+    recalibration_number: int | None
+
+
+def _load_enrolment(cursor, study: Study, annotator, lock: bool) -> _Enrolment | None:
+    row = _execute(cursor, _enrolment_sql(lock), (study.id, annotator.id)).fetchone()
+    if row is None:
+        return None
+    e = _Enrolment(*row)
+    if e.quota is None:
+        e.quota = study.quota_per_annotator
+    return e
+
+
+def gate_reason(study: Study, e: _Enrolment | None) -> str:
+    """Why this annotator gets no work now ("" when nothing stops them, quota aside)."""
+    if e is None or study.status == Study.Status.CLOSED:
+        return "closed"
+    if study.status != Study.Status.LIVE:
+        return "paused"  # draft, qualifying and paused studies hand out no work
+    if study.requires_qualification and e.qualified_at is None:
+        return "qualification"
+    if e.recalibration_number is not None and (e.calibrated_number or 0) < e.recalibration_number:
+        return "recalibration"
+    return ""
+
+
+def _active_count(annotator, study: Study) -> int:
+    return Assignment.objects.filter(
+        annotator=annotator, study=study, status__in=[LEASED, Assignment.Status.SUBMITTED]
+    ).count()
+
+
+# --- injection ------------------------------------------------------------------------------
+
+
+def _injected_role(study: Study, seed: int, position: int) -> str:
+    u = uniform(seed, position, SALT_ROLE)
+    if u < study.gold_rate:
+        return Purpose.GOLD
+    if u < study.gold_rate + study.repeat_rate:
+        return Purpose.REPEAT
+    if u < study.gold_rate + study.repeat_rate + study.attention_rate:
+        return Purpose.ATTENTION
+    return Purpose.PRODUCTION
+
+
+_NEVER_SHOWN_SQL = (
+    "SELECT u.id FROM annotation_unit u WHERE u.study_id = %s AND u.role = %s"
+    " AND u.shuffle_key >= %s"
+    " AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.unit_id = u.id"
+    " AND a.annotator_id = %s LIMIT 1 OFFSET 0) ORDER BY u.shuffle_key LIMIT 1"
+)
+
+_REPEATABLE_SQL = (
+    "SELECT a.id, a.unit_id FROM annotation_assignment a"
+    " WHERE a.annotator_id = %s AND a.study_id = %s AND a.purpose = 'production'"
+    " AND a.status = 'submitted' AND a.position >= %s AND a.position <= %s AND a.closed_at <= %s"
+    " AND NOT EXISTS (SELECT 1 FROM annotation_assignment r WHERE r.repeat_of_id = a.id"
+    " AND r.status IN ('leased', 'submitted'))"
+    " ORDER BY a.position LIMIT 1"
+)
+
+
+def _gold_unit(cursor, study: Study, role: str, annotator_id: int, seed: int, position: int):
+    """A random gold (or attention) unit this annotator was never shown, or None."""
+    start = mix64(seed, position, SALT_GOLD) >> (64 - KEY_BITS)
+    for lo in (start, KEY_MIN):
+        row = _execute(cursor, _NEVER_SHOWN_SQL, (study.id, role, lo, annotator_id)).fetchone()
+        if row:
+            return row[0]
+    return None
+
+
+def _repeatable(cursor, study: Study, annotator_id: int, seed: int, position: int, now):
+    """A random earlier production assignment far enough back to repeat: (id, unit id) or None."""
+    latest = position - study.repeat_min_gap_units - 1
+    if latest < 1:
+        return None
+    before = now - timedelta(minutes=study.repeat_min_gap_minutes)
+    start = 1 + int(uniform(seed, position, SALT_REPEAT) * latest)
+    for lo in (start, 1):
+        row = _execute(
+            cursor, _REPEATABLE_SQL, (annotator_id, study.id, lo, latest, before)
+        ).fetchone()
+        if row:
+            return row
+    return None
+
+
+# --- the claim ------------------------------------------------------------------------------
+
+_MEMBERS_SQL = (
+    "SELECT u.kind, uo.output_id, o.system_id, o.prompt_id FROM annotation_unit u"
+    " JOIN annotation_unitoutput uo ON uo.unit_id = u.id"
+    " JOIN annotation_output o ON o.id = uo.output_id"
+    " WHERE u.id = %s ORDER BY uo.position"
+)
+
+
+def present(cursor, study: Study, unit_id: int, seed: int, position: int) -> dict:
+    """Draw the presentation of a unit for (seed, position)."""
+    rows = _execute(cursor, _MEMBERS_SQL, (unit_id,)).fetchall()
+    members = [Member(r[1], r[2], r[3]) for r in rows]
+    kind = rows[0][0]
+    comparisons = ()
+    if kind == Unit.Kind.SPA_BATCH:
+        comparisons = tuple(
+            Comparison.objects.filter(study=study)
+            .order_by("position", "id")
+            .values_list("id", "system_x_id", "system_y_id")
+        )
+    return draw(kind, members, seed, position, comparisons, study.spa_both_directions)
+
+
+_last_sweep = [0.0]
+
+
+def _maybe_reclaim_all(now) -> None:
+    """Return the slots of expired leases now and then, so they do not wait for the end."""
+    if time.monotonic() - _last_sweep[0] < RECLAIM_EVERY:
+        return
+    _last_sweep[0] = time.monotonic()
+    reclaim_expired(now=now, limit=1000)
+
+
+def next_assignment(annotator, study: Study, *, now=None) -> Assignment | None:
+    """The annotator's open lease in this study, else a new one per the engine's rules, else None.
+
+    None means a gate stops the annotator, or nothing is left for them (decided only after the
+    study's expired leases were reclaimed); `work_state` says which.
+    """
+    now = now or timezone.now()
+    _maybe_reclaim_all(now)
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                return _claim(annotator, study, now)
+        except IntegrityError:
+            # Only a race on the same annotator's rows gets here (a lease they were given in a
+            # parallel request); the next attempt sees it.
+            if attempt == 2:
+                raise
+    return None
+
+
+_OPEN_LEASE_SQL = (
+    "SELECT id FROM annotation_assignment WHERE annotator_id = %s AND study_id = %s"
+    " AND status = 'leased' AND expires_at > %s ORDER BY position DESC LIMIT 1"
+)
+
+
+def _claim(annotator, study: Study, now) -> Assignment | None:
+    cursor = connection.cursor()
+    e = _load_enrolment(cursor, study, annotator, lock=True)
+    if e is None:
+        return None
+    # A statement of its own, after the lock: a subquery of the locking statement would read
+    # the snapshot from before a parallel claim of this annotator committed.
+    lease = _execute(
+        cursor,
+        _OPEN_LEASE_SQL,
+        (annotator.id, study.id, connection.ops.adapt_datetimefield_value(now)),
+    ).fetchone()
+    if lease is not None:
+        return Assignment.objects.get(pk=lease[0])
+    if gate_reason(study, e):
+        return None
+    quota_left = None
+    if e.quota is not None:
+        quota_left = e.quota - _active_count(annotator, study)
+        if quota_left <= 0:
+            return None
+    seed = e.seed or mix64(e.id, 0x5EED) >> 2  # an enrolment made before seeds were drawn
+    position = e.positions_issued + 1
+    walk = Walk(seed, e.walk_pass, e.walk_step, e.walk_cursor)
+
+    picked = pick_production(cursor, study.id, annotator.id, walk)
+    if picked is None and reclaim_expired(study, now=now):
+        picked = pick_production(cursor, study.id, annotator.id, walk)
+    if picked is None:
+        _save_enrolment(cursor, e, seed, e.positions_issued, walk)
+        return None
+    unit_id, key = picked
+
+    purpose, repeat_of = Purpose.PRODUCTION, None
+    role = _injected_role(study, seed, position)
+    # Never first, and never the last task the annotator can get (production remains, and
+    # the quota leaves room for at least one more).
+    if role != Purpose.PRODUCTION and position > 1 and (quota_left is None or quota_left > 1):
+        if role == Purpose.REPEAT:
+            found = _repeatable(cursor, study, annotator.id, seed, position, now)
+            if found:
+                purpose, repeat_of, unit_id = Purpose.REPEAT, found[0], found[1]
+        else:
+            unit_role = Unit.Role.GOLD if role == Purpose.GOLD else Unit.Role.ATTENTION
+            found = _gold_unit(cursor, study, unit_role, annotator.id, seed, position)
+            if found:
+                purpose, unit_id = role, found
+
+    if purpose == Purpose.PRODUCTION:
+        taken = _execute(
+            cursor,
+            "UPDATE annotation_unit SET open_slots = open_slots - 1"
+            " WHERE id = %s AND open_slots > 0",
+            (unit_id,),
+        )
+        if taken.rowcount != 1:  # cannot happen while we hold the row lock; never oversell
+            raise IntegrityError(f"unit {unit_id} has no open slot")
+        walk.cursor = key + 1
+    # else: the production unit stays ahead on the walk (cursor left at its key).
+
+    assignment = Assignment(
+        study_id=study.id,
+        unit_id=unit_id,
+        annotator_id=annotator.id,
+        purpose=str(purpose),
+        position=position,
+        presentation=present(cursor, study, unit_id, seed, position),
+        repeat_of_id=repeat_of,
+        guide_version_id=e.current_guide_id,
+        leased_at=now,
+        expires_at=now + timedelta(seconds=study.lease_seconds),
+    )
+    _insert(cursor, assignment)
+    _save_enrolment(cursor, e, seed, position, walk)
+    return assignment
+
+
+_INSERT_SQL = (
+    "INSERT INTO annotation_assignment (study_id, unit_id, annotator_id, purpose, token, status,"
+    " position, presentation, repeat_of_id, guide_version_id, leased_at, expires_at)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
+
+
+def _insert(cursor, a: Assignment) -> None:
+    """INSERT the new lease in one prepared statement (the ORM's compile costs more than it)."""
+    ops = connection.ops
+    row = _execute(
+        cursor,
+        _INSERT_SQL,
+        (
+            a.study_id,
+            a.unit_id,
+            a.annotator_id,
+            a.purpose,
+            a.token,
+            a.status,
+            a.position,
+            ops.adapt_json_value(a.presentation, None),
+            a.repeat_of_id,
+            a.guide_version_id,
+            ops.adapt_datetimefield_value(a.leased_at),
+            ops.adapt_datetimefield_value(a.expires_at),
+        ),
+    ).fetchone()
+    a.id = row[0]
+    a._state.adding, a._state.db = False, connection.alias
+
+
+def _save_enrolment(cursor, e: _Enrolment, seed: int, issued: int, walk: Walk) -> None:
+    _execute(
+        cursor,
+        "UPDATE annotation_enrolment SET queue_seed = %s, positions_issued = %s, walk_pass = %s,"
+        " walk_step = %s, walk_cursor = %s WHERE id = %s",
+        (seed, issued, walk.walk_pass, walk.step, walk.cursor, e.id),
+    )
+
+
+# --- leases ending --------------------------------------------------------------------------
+
+
+def _return_slots(unit_ids) -> None:
+    # In unit id order, so two reclaimers never wait on each other in a cycle.
+    for unit_id, n in sorted(Counter(unit_ids).items()):
+        Unit.objects.filter(pk=unit_id).update(open_slots=F("open_slots") + n)
+
+
+def reclaim_expired(study: Study | None = None, *, now=None, limit: int | None = None) -> int:
+    """Expire leases past their time and return their production slots, each exactly once.
+
+    Leases being submitted right now are locked by the submit and skipped; returns how many
+    leases were expired.
+    """
+    now = now or timezone.now()
+    with transaction.atomic():
+        qs = Assignment.objects.filter(status=LEASED, expires_at__lt=now)
+        if study is not None:
+            qs = qs.filter(study=study)
+        rows = list(
+            qs.select_for_update(skip_locked=True)
+            .order_by("expires_at")
+            .values_list("id", "unit_id", "purpose")[:limit]
+        )
+        if not rows:
+            return 0
+        Assignment.objects.filter(pk__in=[r[0] for r in rows], status=LEASED).update(
+            status=Assignment.Status.EXPIRED, closed_at=now
+        )
+        _return_slots(r[1] for r in rows if r[2] == Purpose.PRODUCTION)
+    return len(rows)
+
+
+def abandon(assignment: Assignment) -> None:
+    """The annotator gives an open lease back (skip): its slot returns to the pool, once."""
+    with transaction.atomic():
+        changed = Assignment.objects.filter(pk=assignment.pk, status=LEASED).update(
+            status=Assignment.Status.ABANDONED, closed_at=timezone.now()
+        )
+        if changed and assignment.purpose == Purpose.PRODUCTION:
+            _return_slots([assignment.unit_id])
+    if changed:
+        assignment.status = Assignment.Status.ABANDONED
+
+
+# --- progress -------------------------------------------------------------------------------
+
+_ELIGIBLE_COUNT_SQL = (
+    "SELECT COUNT(*) FROM (SELECT 1 FROM annotation_unit u"
+    " WHERE u.study_id = %s AND u.role = 'production' AND u.open_slots > 0"
+    " AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s"
+    " AND a.unit_id = u.id AND a.purpose = 'production'"
+    " AND a.status IN ('leased', 'submitted')) LIMIT %s) t"
+)
+
+
+def work_state(annotator, study: Study) -> WorkState:
+    """Progress and gate of one annotator: submitted tasks, an estimate of their total, and why
+    they get no work now ("" if they do)."""
+    now = timezone.now()
+    cursor = connection.cursor()
+    e = _load_enrolment(cursor, study, annotator, lock=False)
+    counts = Assignment.objects.filter(annotator=annotator, study=study).aggregate(
+        done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+        open=Count("id", filter=Q(status=LEASED, expires_at__gt=now)),
+    )
+    done, open_ = counts["done"], counts["open"]
+    reason = gate_reason(study, e)
+    if reason:
+        return WorkState(done=done, assigned=done + open_, blocked_reason=reason)
+    cursor.execute(_ELIGIBLE_COUNT_SQL, (study.id, annotator.id, ELIGIBLE_COUNT_CAP))
+    eligible = cursor.fetchone()[0]
+    if eligible == 0 and open_ == 0 and reclaim_expired(study, now=now):
+        cursor.execute(_ELIGIBLE_COUNT_SQL, (study.id, annotator.id, ELIGIBLE_COUNT_CAP))
+        eligible = cursor.fetchone()[0]
+    # Injected tasks (gold, repeats, attention) come on top of production, like any task.
+    production_share = 1.0 - study.gold_rate - study.repeat_rate - study.attention_rate
+    remaining = math.ceil(eligible / production_share) if eligible else 0
+    assigned = done + open_ + remaining
+    if e.quota is not None:
+        active = done + open_
+        if active >= e.quota and open_ == 0:
+            return WorkState(done=done, assigned=active, blocked_reason="quota")
+        assigned = min(assigned, max(e.quota, active))
+    if open_ == 0 and eligible == 0:
+        return WorkState(done=done, assigned=done, blocked_reason="done")
+    return WorkState(done=done, assigned=assigned, blocked_reason="")
+
+
+# --- laying the ring out ----------------------------------------------------------------------
+
+
+@transaction.atomic
+def balance_shuffle_keys(study: Study, seed: int | None = None) -> int:
+    """Re-key the study's production units so every stretch of the ring is balanced by system.
+
+    Units are grouped by the systems they show (one system for single outputs, the pair for
+    pairwise units); each group is shuffled, and the ring is laid out in rounds that take one
+    unit of each group in a random order, spreading smaller groups evenly. Keys stay random
+    62-bit numbers (sorted to follow that sequence), so any walk over a stretch of the ring sees
+    the study's system mix, while prompts stay scattered (a prompt's outputs do not come as a
+    block, which would make a gold unit stand out by its missing siblings). Call after
+    `build_units`, before work starts. Returns the number of units re-keyed.
+    """
+    rng = random.Random(seed)
+    groups: dict[tuple, list[int]] = {}
+    rows = (
+        Unit.objects.filter(study=study, role=Unit.Role.PRODUCTION)
+        .values_list("id", "members__output__system_id")
+        .order_by("id", "members__position")
+    )
+    systems_of: dict[int, list[int]] = {}
+    for unit_id, system_id in rows:
+        systems_of.setdefault(unit_id, []).append(system_id)
+    for unit_id, system_ids in systems_of.items():
+        groups.setdefault(tuple(sorted(set(system_ids))), []).append(unit_id)
+    # Each unit gets a fractional place (i + jitter) / n_group within its group's shuffled
+    # sequence; sorting by place interleaves the groups in their proportions.
+    placed = []
+    for units in groups.values():
+        rng.shuffle(units)
+        n = len(units)
+        placed += [((i + rng.random()) / n, unit_id) for i, unit_id in enumerate(units)]
+    placed.sort()
+    keys = sorted(rng.getrandbits(KEY_BITS) for _ in placed)
+    updates = [
+        Unit(id=unit_id, shuffle_key=key) for (_, unit_id), key in zip(placed, keys, strict=True)
+    ]
+    Unit.objects.bulk_update(updates, ["shuffle_key"], batch_size=2000)
+    return len(updates)

@@ -1,0 +1,261 @@
+"""Storing a submitted label: validated, idempotent, never lost and never duplicated.
+
+The Assignment row is locked (`FOR UPDATE`) for the whole store, so parallel posts of one form
+are serialised: the first stores the Label, every other one finds the assignment submitted and
+answers "duplicate" with that same label. The database backs this up twice: a Label is
+one-to-one with its Assignment, and its `idempotency_key` is unique (an IntegrityError from a
+race is turned into "duplicate").
+
+A late submit on a lease that expired (or was abandoned) is accepted when it can still be
+counted honestly: for production, only if the unit still has an open slot, which it re-takes
+atomically (open_slots - 1 WHERE open_slots > 0) and only if the annotator holds no newer lease
+of the same unit; otherwise the answer is "reassigned" and nothing is stored. Gold, repeat and
+attention leases hold no slot, so a late answer to them is always stored.
+"""
+
+import uuid
+from dataclasses import dataclass
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from annotation.models import Assignment, Label, OutputRating, SpaAnswer, Study, Unit
+from annotation.schemes import AnswerError, clean_answer
+from annotation.services.assignment import _execute
+from annotation.signals import label_submitted
+
+STORED, DUPLICATE, REASSIGNED, NOT_FOUND = "stored", "duplicate", "reassigned", "not_found"
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    status: str  # "stored" | "duplicate" | "reassigned" | "not_found"
+    label: Label | None
+    message: str
+
+
+def _key(idempotency_key) -> uuid.UUID:
+    if isinstance(idempotency_key, uuid.UUID):
+        return idempotency_key
+    try:
+        return uuid.UUID(str(idempotency_key))
+    except (TypeError, ValueError):
+        raise AnswerError(
+            "idempotency_key", "must be a UUID made when the task was shown"
+        ) from None
+
+
+def _duplicate(label: Label) -> SubmitResult:
+    return SubmitResult(DUPLICATE, label, "This answer was already saved.")
+
+
+def _not_found() -> SubmitResult:
+    return SubmitResult(NOT_FOUND, None, "This task does not exist.")
+
+
+def submit_label(
+    *,
+    annotator,
+    assignment_token: str,
+    data,
+    idempotency_key,
+    timings: dict | None = None,
+    study=None,
+) -> SubmitResult:
+    """Store the annotator's answer to the assignment with this token (see the module doc).
+
+    With `study`, a token of another study is "not_found" too. Raises AnswerError (nothing
+    stored) when the answer does not fit the study's scheme.
+    """
+    key = _key(idempotency_key)
+    db_key = Label._meta.get_field("idempotency_key").get_db_prep_value(key, connection)
+    seen = _execute(
+        connection.cursor(),
+        "SELECT id, annotator_id FROM annotation_label WHERE idempotency_key = %s",
+        (db_key,),
+    ).fetchone()
+    if seen is not None:
+        if seen[1] != annotator.id:
+            return _not_found()
+        return _duplicate(Label.objects.get(pk=seen[0]))
+    try:
+        with transaction.atomic():
+            return _store(annotator, assignment_token, data, key, db_key, timings or {}, study)
+    except IntegrityError:
+        # A parallel post with the same key (or for the same assignment) won the race.
+        existing = (
+            Label.objects.filter(idempotency_key=key).first()
+            or Label.objects.filter(assignment__token=assignment_token, annotator=annotator).first()
+        )
+        if existing is not None and existing.annotator_id == annotator.id:
+            return _duplicate(existing)
+        raise
+
+
+_LOCK_SQL = (
+    "SELECT id, study_id, unit_id, purpose, status, position, presentation, repeat_of_id,"
+    " guide_version_id, leased_at, expires_at FROM annotation_assignment"
+    " WHERE token = %s AND annotator_id = %s AND study_id = COALESCE(%s, study_id)"
+)
+_FIELDS = [
+    "id",
+    "study_id",
+    "unit_id",
+    "purpose",
+    "status",
+    "position",
+    "presentation",
+    "repeat_of_id",
+    "guide_version_id",
+    "leased_at",
+    "expires_at",
+]
+_LABEL_SQL = (
+    "INSERT INTO annotation_label (assignment_id, study_id, unit_id, annotator_id, purpose,"
+    " idempotency_key, choice, score, winner_id, value, guide_version_id, rendered_at,"
+    " duration_ms, active_ms, exposure, created_at)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
+
+
+def _locked_assignment(token: str, annotator, study) -> Assignment | None:
+    """The annotator's assignment with this token, locked until the end of the transaction."""
+    sql = _LOCK_SQL + (" FOR UPDATE" if connection.vendor == "postgresql" else "")
+    row = _execute(
+        connection.cursor(), sql, (token, annotator.id, study.id if study else None)
+    ).fetchone()
+    if row is None:
+        return None
+    values = dict(zip(_FIELDS, row, strict=True))
+    # Raw rows come back as the driver returns them: decode JSON (and SQLite's text dates).
+    meta = Assignment._meta
+    values["presentation"] = meta.get_field("presentation").from_db_value(
+        values["presentation"], None, connection
+    )
+    for name in ("leased_at", "expires_at"):
+        values[name] = meta.get_field(name).to_python(values[name])
+    a = Assignment(token=token, annotator_id=annotator.id, **values)
+    a._state.adding, a._state.db = False, connection.alias
+    a.study = study if study is not None else Study.objects.get(pk=a.study_id)
+    return a
+
+
+def _store(annotator, token, data, key, db_key, timings: dict, study) -> SubmitResult:
+    assignment = _locked_assignment(token, annotator, study)
+    if assignment is None:
+        return _not_found()
+    if assignment.status == Assignment.Status.SUBMITTED:
+        # A stale form or a retry under another key: the first answer stands.
+        return _duplicate(Label.objects.get(assignment_id=assignment.id))
+    answer = clean_answer(assignment.study, assignment.presentation, data)
+    now = timezone.now()
+    if assignment.status != Assignment.Status.LEASED and not _retake(assignment):
+        return SubmitResult(
+            REASSIGNED,
+            None,
+            "This item was reassigned after your time ran out; your answer was not needed.",
+        )
+    cursor = connection.cursor()
+    ops = connection.ops
+    _execute(
+        cursor,
+        "UPDATE annotation_assignment SET status = 'submitted', closed_at = %s WHERE id = %s",
+        (ops.adapt_datetimefield_value(now), assignment.id),
+    )
+    assignment.status, assignment.closed_at = Assignment.Status.SUBMITTED, now
+    label = Label(
+        assignment=assignment,
+        study_id=assignment.study_id,
+        unit_id=assignment.unit_id,
+        annotator_id=annotator.id,
+        purpose=assignment.purpose,
+        idempotency_key=key,
+        choice=answer.choice,
+        score=answer.score,
+        winner_id=answer.winner_system_id,
+        value=answer.raw,
+        guide_version_id=assignment.guide_version_id,
+        created_at=now,
+        **_timings(timings),
+    )
+    row = _execute(
+        cursor,
+        _LABEL_SQL,
+        (
+            assignment.id,
+            label.study_id,
+            label.unit_id,
+            label.annotator_id,
+            label.purpose,
+            db_key,
+            label.choice,
+            label.score,
+            label.winner_id,
+            ops.adapt_json_value(label.value, None),
+            label.guide_version_id,
+            ops.adapt_datetimefield_value(label.rendered_at),
+            label.duration_ms,
+            label.active_ms,
+            ops.adapt_json_value(label.exposure, None),
+            ops.adapt_datetimefield_value(now),
+        ),
+    ).fetchone()
+    label.id = row[0]
+    label._state.adding, label._state.db = False, connection.alias
+    if answer.spa_answers:
+        SpaAnswer.objects.bulk_create(
+            SpaAnswer(label=label, comparison_id=c, reverse=r, probability=p, position=i)
+            for c, r, p, i in answer.spa_answers
+        )
+    if answer.output_ratings:
+        OutputRating.objects.bulk_create(
+            OutputRating(label=label, output_id=o, score=s) for o, s in answer.output_ratings
+        )
+    label_submitted.send(sender=Label, label=label, study_id=assignment.study_id)
+    return SubmitResult(STORED, label, "Saved.")
+
+
+def _retake(assignment: Assignment) -> bool:
+    """Put a late answer's lease back in force if it can be counted; False if it cannot."""
+    if assignment.purpose != Assignment.Purpose.PRODUCTION:
+        return True
+    try:
+        with transaction.atomic():
+            taken = Unit.objects.filter(pk=assignment.unit_id, open_slots__gt=0).update(
+                open_slots=F("open_slots") - 1
+            )
+            if not taken:
+                return False
+            # Fails on the unique (annotator, unit) if they were given this unit again since.
+            Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.LEASED)
+            assignment.status = Assignment.Status.LEASED
+    except IntegrityError:
+        return False
+    return True
+
+
+def _timings(timings: dict) -> dict:
+    """Label fields from the client's timings; malformed values are dropped, not trusted."""
+    out = {}
+    rendered = timings.get("rendered_at")
+    if isinstance(rendered, str):
+        try:
+            moment = parse_datetime(rendered)
+        except ValueError:
+            moment = None
+        if moment is not None:
+            out["rendered_at"] = (
+                moment if timezone.is_aware(moment) else timezone.make_aware(moment)
+            )
+    for name in ("duration_ms", "active_ms"):
+        try:
+            value = int(timings.get(name))
+        except (TypeError, ValueError):
+            continue
+        if 0 <= value < 2**31:
+            out[name] = value
+    if isinstance(timings.get("exposure"), dict):
+        out["exposure"] = timings["exposure"]
+    return out
