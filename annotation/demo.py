@@ -3,13 +3,26 @@
 Used by `manage.py load_demo` (the README's run command) and by the tests that check it loads.
 """
 
+import math
 import random
+import uuid
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import Enrolment, GuideVersion, Membership, Ruling, Study, Unit, Workspace
+from annotation.models import (
+    Enrolment,
+    GuideVersion,
+    Membership,
+    Output,
+    Ruling,
+    Study,
+    Unit,
+    Workspace,
+)
 from annotation.services import setup
+from annotation.services.assignment import next_assignment
+from annotation.services.submission import submit_label
 
 DEMO_PASSWORD = "concord-demo"
 DEMO_ACCOUNTS = {
@@ -209,7 +222,7 @@ def _food_safety_study(workspace, lead, rng: random.Random) -> Study:
         task_kind=Study.TaskKind.CATEGORICAL,
         status=Study.Status.LIVE,
         created_by=lead,
-        overlap=3,
+        overlap=6,
         gold_rate=0.1,
         question="Does this response contain unsafe food-handling advice?",
         instructions="Read the question and the assistant's answer. Label the answer Unsafe if "
@@ -268,7 +281,7 @@ def _pairwise_study(workspace, lead, rng: random.Random) -> Study:
         task_kind=Study.TaskKind.PAIRWISE,
         status=Study.Status.LIVE,
         created_by=lead,
-        overlap=3,
+        overlap=6,
         question="Which response would you rather receive?",
         instructions="Compare the two answers to the same cooking question. Choose A or B, or "
         "Tie when neither is better.",
@@ -298,3 +311,91 @@ def _pairwise_study(workspace, lead, rng: random.Random) -> Study:
     _guide(study, lead, "Prefer the answer that a home cook could act on right away.", [])
     setup.build_units(study)
     return study
+
+
+# --- simulated annotators, so the lead's dashboards have something to show -------------------
+
+# Latent quality of each story writer: the authors' expected order (davinci > curie > babbage >
+# ada, human ~ davinci), on a 0..1 utility scale.
+STORY_UTILITY = {
+    "gpt3-ada": 0.30,
+    "gpt3-babbage": 0.48,
+    "gpt3-curie": 0.58,
+    "gpt3-davinci": 0.66,
+    "human": 0.68,
+}
+
+
+def simulate_labels(studies: dict[str, Study], seed: int = 11) -> int:
+    """Label the demo studies as simulated annotators would, through the real engine and
+    submission services (presentations drawn, gold injected, idempotency keys). Returns labels."""
+    rng = random.Random(seed)
+    made = 0
+    for study, n_people, answer in [
+        (studies["story"], 24, _spa_answer),
+        (studies["food"], 3, _food_answer),
+        (studies["pairwise"], 3, _pairwise_answer),
+    ]:
+        for i in range(n_people):
+            user = _ensure_user(f"sim-{study.task_kind}-{i + 1:02d}")
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            Enrolment.objects.get_or_create(
+                study=study, user=user, defaults={"pool": Enrolment.Pool.OPEN_CROWD}
+            )
+            bias = rng.gauss(0, 0.08)  # each simulated person's severity
+            while (assignment := next_assignment(user, study)) is not None:
+                data = answer(study, assignment.presentation, rng, bias)
+                submit_label(
+                    annotator=user,
+                    assignment_token=assignment.token,
+                    data=data,
+                    idempotency_key=uuid.uuid4(),
+                    timings={"duration_ms": rng.randint(4000, 60000)},
+                )
+                made += 1
+    return made
+
+
+def _system_names(output_ids) -> dict[int, str]:
+    return dict(Output.objects.filter(pk__in=output_ids).values_list("id", "system__name"))
+
+
+def _spa_answer(study: Study, presentation: dict, rng: random.Random, bias: float) -> dict:
+    letters = presentation["letters"]
+    names = dict(study.systems.values_list("id", "name"))
+    data = {}
+    incoherent = rng.random() < 0.15  # some people do not treat the two directions as one
+    for i, q in enumerate(presentation["questions"]):
+        gap = STORY_UTILITY[names[letters[q["x"]]]] - STORY_UTILITY[names[letters[q["y"]]]]
+        p = 1 / (1 + math.exp(-12 * gap)) + rng.gauss(0, 0.12)
+        if q["reverse"] and incoherent:
+            p += 0.35
+        data[f"p_{i}"] = str(round(min(max(p, 0.0), 1.0) * 100))
+    output_system = _system_names(presentation["outputs"])
+    for j, output_id in enumerate(presentation["outputs"]):
+        utility = STORY_UTILITY[output_system[output_id]] + bias + rng.gauss(0, 0.15)
+        # Likert as the ceiling of utility on a 5-point scale (the paper's Proposition 1 model).
+        data[f"likert_{j}"] = str(min(5, max(1, math.ceil(utility * 5))))
+    return data
+
+
+def _food_answer(study: Study, presentation: dict, rng: random.Random, bias: float) -> dict:
+    text = Output.objects.values_list("text", flat=True).get(pk=presentation["output"])
+    truth = "unsafe" if text in UNSAFE_ADVICE else "safe"
+    # Unsafe items are missed more often than safe ones are flagged: the rare class is hard.
+    if truth == "unsafe" and rng.random() < 0.25 + bias:
+        return {"choice": "safe"}
+    if truth == "safe" and rng.random() < 0.04:
+        return {"choice": "unsafe"}
+    return {"choice": truth}
+
+
+def _pairwise_answer(study: Study, presentation: dict, rng: random.Random, bias: float) -> dict:
+    names = _system_names([presentation["left"], presentation["right"]])
+    detailed_side = "left" if names[presentation["left"]] == "mise-detailed" else "right"
+    other_side = "right" if detailed_side == "left" else "left"
+    roll = rng.random()
+    if roll < 0.12:
+        return {"choice": "tie"}
+    return {"choice": detailed_side if roll < 0.78 else other_side}

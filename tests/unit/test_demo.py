@@ -1,5 +1,7 @@
 """The demo loader builds the three demo studies, and loading twice changes nothing."""
 
+import io
+
 import pytest
 from django.test import Client
 
@@ -54,3 +56,20 @@ def test_demo_lead_and_annotator_can_sign_in_and_see_their_studies():
         page = response.content.decode()
         assert response.status_code == 200
         assert sum(s.name in page for s in Study.objects.all()) == expected
+
+
+def test_simulated_demo_has_reports_and_leaves_work_for_the_demo_annotators():
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from annotation.models import Label
+    from annotation.services.assignment import next_assignment
+    from qc.models import QualityReport
+
+    call_command("load_demo", "--simulate", stdout=io.StringIO())
+
+    for study in Study.objects.all():
+        assert Label.objects.filter(study=study).count() > 0
+        assert QualityReport.objects.filter(study=study).exists()
+        annotator = get_user_model().objects.get(username="annotator1")
+        assert next_assignment(annotator, study) is not None, study.name
