@@ -365,10 +365,10 @@ def _spa_answer(study: Study, presentation: dict, rng: random.Random, bias: floa
     letters = presentation["letters"]
     names = dict(study.systems.values_list("id", "name"))
     data = {}
-    incoherent = rng.random() < 0.15  # some people do not treat the two directions as one
+    incoherent = rng.random() < 0.2  # some people do not treat the two directions as one
     for i, q in enumerate(presentation["questions"]):
         gap = STORY_UTILITY[names[letters[q["x"]]]] - STORY_UTILITY[names[letters[q["y"]]]]
-        p = 1 / (1 + math.exp(-12 * gap)) + rng.gauss(0, 0.12)
+        p = 1 / (1 + math.exp(-12 * gap)) + rng.gauss(0, 0.04)
         if q["reverse"] and incoherent:
             p += 0.35
         data[f"p_{i}"] = str(round(min(max(p, 0.0), 1.0) * 100))
