@@ -13,6 +13,15 @@ from django.conf import settings
 
 REQUIRE_SERVICES = os.environ.get("CONCORD_REQUIRE_SERVICES", "") in {"1", "true", "yes"}
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 def using_postgres() -> bool:
@@ -144,3 +153,22 @@ def _reports_recompute_only_where_tested(request):
     if in_qc or not request.config.pluginmanager.hasplugin("django"):
         return
     request.getfixturevalue("settings").CONCORD_QC_AUTO_RECOMPUTE = False
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """One headless Debian Chromium for the whole run, driven by Playwright's sync API.
+
+    There is one per run because the sync API allows one event loop per thread. That loop would
+    make Django refuse the tests' own (synchronous) ORM calls as "async", hence the switch.
+    """
+    from playwright.sync_api import sync_playwright
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+            os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)

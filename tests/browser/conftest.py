@@ -1,42 +1,14 @@
-"""Browser fixtures: Debian's Chromium driven by Playwright against pytest-django's live server.
-
-Playwright's sync API runs an event loop in this thread, which Django would otherwise take for
-async code; the ORM calls made by the tests themselves are synchronous, hence the switch below.
+"""Browser fixtures for the workbench: a fresh context and page per test on the shared Chromium
+(`chromium` in tests/conftest.py), and the screenshot folder.
 """
 
-import os
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 
-from tests.conftest import CHROMIUM
-
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 SCREENSHOTS = Path(settings.BASE_DIR) / "test-output" / "screenshots"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 PASSWORD = "pw-for-tests-1"  # tests.factories.UserFactory's
-
-
-@pytest.fixture(scope="session")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @pytest.fixture

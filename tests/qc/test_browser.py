@@ -8,32 +8,17 @@ from django.urls import reverse
 
 from annotation.models import Membership
 from qc import services
-from tests.conftest import CHROMIUM
 from tests.factories import MembershipFactory
 from tests.qc import simulate
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 SCREENSHOT = Path(django_settings.BASE_DIR) / "test-output" / "screenshots" / "dashboard.png"
 
 
 def test_dashboard_renders_its_charts_in_chromium_without_csp_violations(
-    live_server, client, settings, monkeypatch
+    live_server, client, settings, chromium
 ):
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; set for this test only, so the
-    # variable never reaches other tests' subprocesses (`check --deploy` warns about it).
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     settings.CONCORD_QC_BOOTSTRAP = 100
     study, _ = simulate.spa_study(
         [(0.7, "x"), (0.35, "y"), (0.52, "indifferent")],
@@ -47,9 +32,8 @@ def test_dashboard_renders_its_charts_in_chromium_without_csp_violations(
     client.force_login(lead)
     cookie = client.cookies[django_settings.SESSION_COOKIE_NAME].value
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    try:
         context.add_cookies(
             [{"name": django_settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
         )
@@ -74,7 +58,8 @@ def test_dashboard_renders_its_charts_in_chromium_without_csp_violations(
         assert page.locator("figure[data-spec='spec-spa'] svg text", has_text="s0 vs s1").count()
         SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOT), full_page=True)
-        browser.close()
+    finally:
+        context.close()
     assert not [m for m in problems if "Content Security Policy" in m or "Refused" in m], problems
     assert [u for u in bad if not u.endswith("/favicon.ico")] == []
     assert [m for m in problems if not m.startswith("Failed to load resource")] == []
