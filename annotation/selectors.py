@@ -4,6 +4,7 @@ A foreign id is simply not in the queryset, so views answer 404, never 500 or so
 """
 
 from django.db.models import Q, QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from annotation.models import Membership, Study
@@ -50,3 +51,16 @@ def annotator_study_or_404(user, token: str) -> Study:
 
 def is_lead(user) -> bool:
     return user.is_staff or Membership.objects.filter(user=user, role=Membership.Role.LEAD).exists()
+
+
+def crowd_study_or_404(token: str) -> Study:
+    """A study that takes crowd workers through its link: launched, with a platform set."""
+    study = (
+        Study.objects.filter(token=token)
+        .exclude(crowd_platform="")
+        .exclude(status=Study.Status.DRAFT)
+        .first()
+    )
+    if study is None:
+        raise Http404("No such study link.")
+    return study

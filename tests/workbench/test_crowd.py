@@ -90,7 +90,7 @@ def test_a_study_without_a_crowd_platform_refuses_the_link(client):
 
 
 def test_a_link_never_signs_in_an_account_with_a_password(client):
-    from annotation.crowd import crowd_username
+    from annotation.services.crowd import crowd_username
 
     study = crowd_study()
     UserFactory(username=crowd_username("prolific", PROLIFIC["PROLIFIC_PID"]))
