@@ -19,8 +19,11 @@ The hot path avoids serializers and model instances beyond the engine's own.
 
 import json
 
+from django.conf import settings
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.db import connection
 from django.http import Http404, JsonResponse
+from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Study
@@ -47,6 +50,104 @@ def annotator_study_or_404(user, token: str) -> Study:
     return found[0]
 
 
+MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+def _row_reader(model):
+    """(column list, converters) to build `model` instances from raw rows, as the ORM would."""
+    key = (model, connection.alias, connection.vendor)
+    if key not in _ROW_READERS:
+        fields = model._meta.concrete_fields
+        readers = []
+        for field in fields:
+            col = field.get_col(model._meta.db_table)
+            convs = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+            readers.append((field, convs))
+        _ROW_READERS[key] = ([f.attname for f in fields], readers)
+    return _ROW_READERS[key]
+
+
+_ROW_READERS: dict = {}
+
+
+def _instance(model, values):
+    names, readers = _row_reader(model)
+    converted = []
+    for value, (field, convs) in zip(values, readers, strict=True):
+        for conv in convs:
+            value = conv(value, field, connection)
+        converted.append(value)
+    return model.from_db(connection.alias, names, converted)
+
+
+def _columns(model, alias: str) -> str:
+    return ", ".join(f"{alias}.{f.column}" for f in model._meta.concrete_fields)
+
+
+def _session_annotator_and_study(request, token: str):
+    """(user, study) from one statement when the session is a plain ModelBackend sign-in whose
+    hash verifies with the current key; None when unsure (the caller then asks Django).
+
+    The user is accepted only as django.contrib.auth.get_user would accept them (same backend,
+    active, session hash equal); anything else (no session, another backend, a rotated key, a
+    deleted or deactivated user) goes the standard way, which also flushes bad sessions.
+    """
+    if "_cached_user" in request.__dict__:
+        return None
+    session = request.session
+    try:
+        raw_id, backend, session_hash = (
+            session[SESSION_KEY],
+            session[BACKEND_SESSION_KEY],
+            session[HASH_SESSION_KEY],
+        )
+    except KeyError:
+        return None
+    if backend != MODEL_BACKEND or backend not in settings.AUTHENTICATION_BACKENDS:
+        return None
+    User = get_user_model()
+    try:
+        user_id = User._meta.pk.to_python(raw_id)
+    except Exception:  # noqa: BLE001 - malformed: let Django decide
+        return None
+    n_user = len(User._meta.concrete_fields)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {_columns(User, 'u')}, {_columns(Study, 's')} FROM {User._meta.db_table} u"
+            " LEFT JOIN annotation_study s ON s.token = %s AND EXISTS (SELECT 1 FROM"
+            " annotation_enrolment e WHERE e.study_id = s.id AND e.user_id = u.id)"
+            " WHERE u.id = %s",
+            [token, user_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    user = _instance(User, row[:n_user])
+    if not getattr(user, "is_active", True) or not constant_time_compare(
+        session_hash, user.get_session_auth_hash()
+    ):
+        return None
+    request.user = request._cached_user = user
+    study = None if row[n_user] is None else _instance(Study, row[n_user:])
+    return user, study
+
+
+def signed_in_annotator_study(request, token: str):
+    """(user, study the user is enrolled in) for the request; (None, None) when signed out.
+
+    Raises Http404 for a study the user is not enrolled in. Session user and study come from one
+    statement on the hot path (Django's own user lookup is a query of its own)."""
+    found = _session_annotator_and_study(request, token)
+    if found is None:
+        if not request.user.is_authenticated:
+            return None, None
+        return request.user, annotator_study_or_404(request.user, token)
+    user, study = found
+    if study is None:
+        raise Http404("No such study.")
+    return user, study
+
+
 def _unauthenticated() -> JsonResponse:
     return JsonResponse({"error": "authentication required"}, status=401)
 
@@ -65,17 +166,19 @@ def task_texts(presentation: dict) -> dict[int, tuple[int, str, str, int]]:
 
 
 def task_payload(assignment) -> dict:
-    return task_view(assignment.presentation, task_texts(assignment.presentation))
+    # A fresh lease comes with its texts (read with its members at claim time).
+    texts = getattr(assignment, "texts", None) or task_texts(assignment.presentation)
+    return task_view(assignment.presentation, texts)
 
 
 @require_GET
 def next_task(request, token: str):
-    if not request.user.is_authenticated:
+    user, study = signed_in_annotator_study(request, token)
+    if user is None:
         return _unauthenticated()
-    study = annotator_study_or_404(request.user, token)
-    assignment = engine.next_assignment(request.user, study)
+    assignment = engine.next_assignment(user, study)
     if assignment is None:
-        state = engine.work_state(request.user, study)
+        state = engine.work_state(user, study)
         return JsonResponse(
             {"token": None, "position": None, "task": None, "blocked": state.blocked_reason}
         )
@@ -107,14 +210,14 @@ def _body(request) -> tuple[dict, dict | None]:
 
 @require_POST
 def submit(request, token: str, assignment_token: str):
-    if not request.user.is_authenticated:
+    user, study = signed_in_annotator_study(request, token)
+    if user is None:
         return _unauthenticated()
-    study = annotator_study_or_404(request.user, token)
     try:
         data, timings = _body(request)
         key = request.headers.get("Idempotency-Key") or data.pop("idempotency_key", None)
         result = submit_label(
-            annotator=request.user,
+            annotator=user,
             assignment_token=assignment_token,
             data=data,
             idempotency_key=key,

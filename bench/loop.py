@@ -15,6 +15,7 @@ import argparse
 import http.client
 import json
 import os
+import random
 import signal
 import socket
 import statistics
@@ -33,6 +34,11 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/concord_bench")
     p.add_argument("--broker", default="redis://127.0.0.1:6379/14")
+    p.add_argument(
+        "--cache",
+        default="redis://127.0.0.1:6379/13",
+        help="CACHE_URL of the web processes (sessions are read through it); '' for none",
+    )
     p.add_argument("--sizes", default="10000,1000000")
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--workers", type=int, default=2)
@@ -85,6 +91,7 @@ def start_gunicorn(args, port: int, queue: str) -> subprocess.Popen:
         DB_CONN_MAX_AGE="600",
         CELERY_BROKER_URL=args.broker,
         CELERY_TASK_ALWAYS_EAGER="0",
+        CACHE_URL=args.cache,
         # Recompute tasks queue up in a queue of the run's own (no worker drains it here).
         CELERY_TASK_DEFAULT_QUEUE=queue,
     )
@@ -185,6 +192,11 @@ class Client:
     def run(self):
         conn = self.conn
         base = f"/api/work/{self.token}"
+        rng = random.Random(self.person["id"])
+        if self.think:
+            # People do not start or think in lockstep: a staggered start, and think times
+            # spread around the mean (0.5x to 1.5x), else every client fires in one burst.
+            time.sleep(rng.uniform(0, self.think))
         while time.monotonic() < self.stop_at:
             try:
                 status, data, ms = self.request(conn, "GET", f"{base}/next")
@@ -197,7 +209,7 @@ class Client:
                     self.errors.append(f"blocked {task['blocked']}")
                     break
                 if self.think:
-                    time.sleep(self.think)
+                    time.sleep(self.think * rng.uniform(0.5, 1.5))
                 body = json.dumps({"choice": "good", "timings": {"duration_ms": 1500}})
                 status, data, ms = self.request(
                     conn,

@@ -117,6 +117,31 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Cache: Redis when CACHE_URL is set (one cache shared by every web process), else this process's
+# memory. Sessions stay in the database unless a shared cache is configured, where reading them
+# through it ("cached_db": written to both, read from the cache) saves a query on every request.
+CACHE_URL = os.environ.get("CACHE_URL", "")
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "concord"),
+        }
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+SESSION_ENGINE = os.environ.get(
+    "SESSION_ENGINE",
+    "django.contrib.sessions.backends.cached_db"
+    if CACHE_URL
+    else "django.contrib.sessions.backends.db",
+)
+if SESSION_ENGINE.rsplit(".", 1)[-1] in {"cache", "cached_db"} and not CACHE_URL:
+    # A per-process cache would keep a signed-out session alive in the other processes.
+    raise ImproperlyConfigured(f"SESSION_ENGINE={SESSION_ENGINE} needs a shared CACHE_URL.")
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -182,6 +207,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
+    "reclaim-expired-leases": {
+        "task": "annotation.tasks.reclaim_expired_leases",
+        "schedule": float(os.environ.get("CONCORD_RECLAIM_EVERY_SECONDS", "60")),
+    },
     "recompute-live-studies": {
         "task": "qc.tasks.recompute_all_live_studies",
         "schedule": float(os.environ.get("CONCORD_RECOMPUTE_EVERY_SECONDS", "600")),

@@ -16,7 +16,7 @@ import time
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -46,6 +46,12 @@ def _state(study_id: int) -> RecomputeState:
     return state
 
 
+# Studies whose state row this process saw committed (the row goes only with its study).
+_state_rows: set[int] = set()
+# Study id -> monotonic time before which a run this process queued cannot have started.
+_queued_until: dict[int, float] = {}
+
+
 def _claim(study_id: int, user=None) -> bool:
     """Set the study's pending marker unless one is already set (and fresh); True if we set it."""
     _state(study_id)
@@ -60,18 +66,45 @@ def _claim(study_id: int, user=None) -> bool:
     )
 
 
+def _claim_fast(study_id: int) -> bool:
+    """`_claim` for the per-label path: one raw UPDATE once the state row is known to exist."""
+    if study_id not in _state_rows:
+        claimed = _claim(study_id)
+        if not connection.in_atomic_block:  # the row is committed, not in a rollback-able block
+            _state_rows.add(study_id)
+        return claimed
+    now = timezone.now()
+    adapt = connection.ops.adapt_datetimefield_value
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {RecomputeState._meta.db_table} SET pending_since = %s WHERE study_id = %s"
+            " AND (pending_since IS NULL OR pending_since < %s)",
+            [adapt(now), study_id, adapt(now - stale_after())],
+        )
+        return cursor.rowcount == 1
+
+
 def schedule_recompute(study_id: int, countdown: float | None = None) -> bool:
     """Queue one recomputation of the study unless one is already pending; returns True if queued.
 
     Called after commit of each label: a busy study gets one run per debounce window, not one per
     label. Without a broker the task runs right here, eagerly (it skips a snapshot it has done).
+
+    In-process debounce: for the first half of the countdown of a run this process queued, that
+    run cannot have started (a worker holds a task until its ETA, set here), so it will read every
+    label committed meanwhile and nothing needs to be asked of the database.
     """
     from qc.tasks import recompute_study
 
-    if not _claim(study_id):
+    if time.monotonic() < _queued_until.get(study_id, 0.0):
+        return False
+    if not _claim_fast(study_id):
         return False
     delay = debounce_seconds() if countdown is None else countdown
+    started = time.monotonic()
     recompute_study.apply_async(args=[study_id], countdown=delay)
+    if delay > 0 and not recompute_study.app.conf.task_always_eager:
+        _queued_until[study_id] = started + delay / 2
     return True
 
 

@@ -134,7 +134,9 @@ def _pick_sql() -> str:
 def _execute(cursor, sql: str, params):
     """Run a hot-path statement; on PostgreSQL as a server-side prepared statement."""
     if _pg():
-        return _prepared_cursor().execute(sql, params, prepare=True)
+        # Django's wrapper turns psycopg's errors into django.db's (IntegrityError and the rest).
+        with connection.wrap_database_errors:
+            return _prepared_cursor().execute(sql, params, prepare=True)
     cursor.execute(sql, params)
     return cursor
 
@@ -300,17 +302,23 @@ def _repeatable(cursor, study: Study, annotator_id: int, seed: int, position: in
 # --- the claim ------------------------------------------------------------------------------
 
 _MEMBERS_SQL = (
-    "SELECT u.kind, uo.output_id, o.system_id, o.prompt_id FROM annotation_unit u"
+    "SELECT u.kind, uo.output_id, o.system_id, o.prompt_id, p.text, o.text FROM annotation_unit u"
     " JOIN annotation_unitoutput uo ON uo.unit_id = u.id"
     " JOIN annotation_output o ON o.id = uo.output_id"
+    " JOIN annotation_prompt p ON p.id = o.prompt_id"
     " WHERE u.id = %s ORDER BY uo.position"
 )
 
 
-def present(cursor, study: Study, unit_id: int, seed: int, position: int) -> dict:
-    """Draw the presentation of a unit for (seed, position)."""
+def present(cursor, study: Study, unit_id: int, seed: int, position: int) -> tuple[dict, dict]:
+    """Draw the presentation of a unit for (seed, position).
+
+    Returns it with the texts of its outputs (output id -> (prompt id, prompt text, output text,
+    system id), as `presentation.task_view` takes them), read in the same statement.
+    """
     rows = _execute(cursor, _MEMBERS_SQL, (unit_id,)).fetchall()
     members = [Member(r[1], r[2], r[3]) for r in rows]
+    texts = {r[1]: (r[3], r[4], r[5], r[2]) for r in rows}
     kind = rows[0][0]
     comparisons = ()
     if kind == Unit.Kind.SPA_BATCH:
@@ -319,7 +327,7 @@ def present(cursor, study: Study, unit_id: int, seed: int, position: int) -> dic
             .order_by("position", "id")
             .values_list("id", "system_x_id", "system_y_id")
         )
-    return draw(kind, members, seed, position, comparisons, study.spa_both_directions)
+    return draw(kind, members, seed, position, comparisons, study.spa_both_directions), texts
 
 
 _last_sweep = [0.0]
@@ -419,13 +427,14 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
         walk.cursor = key + 1
     # else: the production unit stays ahead on the walk (cursor left at its key).
 
+    presentation, texts = present(cursor, study, unit_id, seed, position)
     assignment = Assignment(
         study_id=study.id,
         unit_id=unit_id,
         annotator_id=annotator.id,
         purpose=str(purpose),
         position=position,
-        presentation=present(cursor, study, unit_id, seed, position),
+        presentation=presentation,
         repeat_of_id=repeat_of,
         guide_version_id=e.current_guide_id,
         leased_at=now,
@@ -433,6 +442,8 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     )
     _insert(cursor, assignment)
     _save_enrolment(cursor, e, seed, position, walk)
+    # Not a field: lets the caller render the task without reading the texts again.
+    assignment.texts = texts
     return assignment
 
 

@@ -71,27 +71,22 @@ def submit_label(
     """
     key = _key(idempotency_key)
     db_key = Label._meta.get_field("idempotency_key").get_db_prep_value(key, connection)
-    seen = _execute(
-        connection.cursor(),
-        "SELECT id, annotator_id FROM annotation_label WHERE idempotency_key = %s",
-        (db_key,),
-    ).fetchone()
-    if seen is not None:
-        if seen[1] != annotator.id:
-            return _not_found()
-        return _duplicate(Label.objects.get(pk=seen[0]))
+    # No look-up of the key first: a retry of a stored answer finds its assignment submitted
+    # (under the lock), and a key already used elsewhere fails the unique constraint below.
     try:
         with transaction.atomic():
             return _store(annotator, assignment_token, data, key, db_key, timings or {}, study)
     except IntegrityError:
-        # A parallel post with the same key (or for the same assignment) won the race.
+        # The key was used before (by another assignment, or a parallel post won the race).
         existing = (
             Label.objects.filter(idempotency_key=key).first()
             or Label.objects.filter(assignment__token=assignment_token, annotator=annotator).first()
         )
-        if existing is not None and existing.annotator_id == annotator.id:
-            return _duplicate(existing)
-        raise
+        if existing is None:
+            raise
+        if existing.annotator_id != annotator.id:
+            return _not_found()  # someone else's key: reveal nothing about it
+        return _duplicate(existing)
 
 
 _LOCK_SQL = (

@@ -1,0 +1,232 @@
+"""The work loop's short cuts keep every rule: sign-in checks, texts, keys, and qc scheduling."""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext, override_settings
+from django.urls import reverse
+
+from annotation import api
+from annotation.models import Assignment, Label
+from annotation.services import assignment as engine
+from annotation.services.submission import submit_label
+from concord.celery import app as celery_app
+from qc import services as qc_services
+from qc import tasks as qc_tasks
+from qc.models import RecomputeState
+from tests.factories import enrol, make_study
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def next_url(study):
+    return reverse("api-work-next", args=[study.token])
+
+
+def signed_in(study):
+    e = enrol(study)
+    client = Client()
+    client.force_login(e.user)
+    return e, client
+
+
+def test_a_password_change_signs_the_api_session_out():
+    study = make_study(n_prompts=2)
+    e, client = signed_in(study)
+    assert client.get(next_url(study)).status_code == 200
+    e.user.set_password("a-new-password-123")
+    e.user.save()
+    assert client.get(next_url(study)).status_code == 401
+
+
+def test_a_deactivated_annotator_gets_401():
+    study = make_study(n_prompts=2)
+    e, client = signed_in(study)
+    e.user.is_active = False
+    e.user.save()
+    assert client.get(next_url(study)).status_code == 401
+
+
+def test_a_signed_out_session_gets_401():
+    study = make_study(n_prompts=2)
+    _, client = signed_in(study)
+    client.logout()
+    assert client.get(next_url(study)).status_code == 401
+
+
+def test_a_study_the_annotator_is_not_enrolled_in_is_404():
+    study, other = make_study(n_prompts=1), make_study(n_prompts=1)
+    _, client = signed_in(study)
+    assert client.get(next_url(other)).status_code == 404
+    assert client.get(reverse("api-work-next", args=["no-such-token"])).status_code == 404
+
+
+def test_the_one_statement_sign_in_gives_the_same_user_and_study_as_django():
+    study = make_study(n_prompts=1)
+    e, client = signed_in(study)
+    request = client.get(next_url(study)).wsgi_request
+    assert request.user == e.user and request.user.is_authenticated
+    user, found = api._session_annotator_and_study(request_with_session(client), study.token)
+    assert user == e.user and found == study
+    assert found.label_scheme == study.label_scheme and found.status == study.status
+
+
+def request_with_session(client):
+    from django.contrib.sessions.backends.db import SessionStore
+    from django.test import RequestFactory
+
+    request = RequestFactory().get("/")
+    request.session = SessionStore(client.cookies["sessionid"].value)
+    return request
+
+
+@override_settings(
+    SESSION_ENGINE="django.contrib.sessions.backends.cached_db",
+    CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
+)
+def test_cached_sessions_sign_in_and_out_like_database_sessions():
+    study = make_study(n_prompts=2)
+    _, client = signed_in(study)
+    assert client.get(next_url(study)).status_code == 200
+    client.logout()
+    assert client.get(next_url(study)).status_code == 401
+
+
+def test_texts_read_at_claim_time_are_the_texts_of_the_presentation():
+    study = make_study(n_prompts=3)
+    e = enrol(study)
+    a = engine.next_assignment(e.user, study)
+    assert a.texts == api.task_texts(a.presentation)
+    again = engine.next_assignment(e.user, study)  # the open lease, re-read: texts looked up
+    assert again.pk == a.pk and api.task_payload(again) == api.task_payload(a)
+
+
+def answer(user, a, key):
+    return submit_label(
+        annotator=user, assignment_token=a.token, data={"choice": "safe"}, idempotency_key=key
+    )
+
+
+def test_another_annotators_key_is_not_found_and_stores_nothing():
+    study = make_study(n_prompts=2)
+    first, second = enrol(study), enrol(study)
+    key = uuid.uuid4()
+    assert answer(first.user, engine.next_assignment(first.user, study), key).status == "stored"
+    theirs = engine.next_assignment(second.user, study)
+    assert answer(second.user, theirs, key).status == "not_found"
+    theirs.refresh_from_db()
+    assert theirs.status == Assignment.Status.LEASED and Label.objects.count() == 1
+
+
+def test_a_key_reused_on_a_later_task_is_a_duplicate_and_leaves_the_task_open():
+    study = make_study(n_prompts=3)
+    e = enrol(study)
+    key = uuid.uuid4()
+    stored = answer(e.user, engine.next_assignment(e.user, study), key)
+    later = engine.next_assignment(e.user, study)
+    result = answer(e.user, later, key)
+    assert result.status == "duplicate" and result.label.pk == stored.label.pk
+    later.refresh_from_db()
+    assert later.status == Assignment.Status.LEASED and Label.objects.count() == 1
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """A broker, as far as scheduling can tell: tasks recorded, not run, eager mode off."""
+    calls = []
+    monkeypatch.setattr(
+        qc_tasks.recompute_study, "apply_async", lambda *a, **kw: calls.append((a, kw))
+    )
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", False)
+    monkeypatch.setattr(qc_services, "_queued_until", {})
+    return calls
+
+
+@pytest.mark.django_db(transaction=True)
+def test_labels_in_the_first_half_of_a_queued_countdown_ask_nothing_of_the_database(queued):
+    study = make_study(n_prompts=1)
+    assert qc_services.schedule_recompute(study.pk) is True
+    with CaptureQueriesContext(connection) as queries:
+        assert qc_services.schedule_recompute(study.pk) is False
+    assert len(queries) == 0 and len(queued) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_the_half_countdown_the_marker_decides_in_one_statement(queued):
+    study = make_study(n_prompts=1)
+    assert qc_services.schedule_recompute(study.pk) is True
+    qc_services._queued_until[study.pk] = 0.0  # the half countdown has passed
+    with CaptureQueriesContext(connection) as queries:
+        assert qc_services.schedule_recompute(study.pk) is False  # still pending
+    assert len(queries) == 1
+    RecomputeState.objects.filter(study=study).update(pending_since=None)  # a run started
+    qc_services._queued_until[study.pk] = 0.0
+    assert qc_services.schedule_recompute(study.pk) is True
+    assert len(queued) == 2
+    assert RecomputeState.objects.get(study=study).pending_since is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_eager_runs_keep_no_in_process_window(monkeypatch):
+    calls = []
+    monkeypatch.setattr(
+        qc_tasks.recompute_study, "apply_async", lambda *a, **kw: calls.append((a, kw))
+    )
+    monkeypatch.setitem(celery_app.conf, "task_always_eager", True)
+    study = make_study(n_prompts=1)
+    assert qc_services.schedule_recompute(study.pk) is True
+    assert study.pk not in qc_services._queued_until
+
+
+def test_cached_sessions_without_a_shared_cache_are_refused():
+    env = dict(os.environ, SESSION_ENGINE="django.contrib.sessions.backends.cached_db")
+    env.pop("CACHE_URL", None)
+    code = "import concord.settings"
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert run.returncode != 0 and "needs a shared CACHE_URL" in run.stderr
+
+
+def test_submit_through_the_api_answers_json(client):
+    study = make_study(n_prompts=2)
+    e = enrol(study)
+    client.force_login(e.user)
+    task = client.get(next_url(study)).json()
+    response = client.post(
+        reverse("api-work-submit", args=[study.token, task["token"]]),
+        data=json.dumps({"choice": "safe"}),
+        content_type="application/json",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert response.status_code == 200 and response.json()["status"] == "stored"
+
+
+@pytest.mark.django_db
+def test_beat_reclaims_expired_leases_exactly_once():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.models import Assignment, Unit
+    from annotation.services.assignment import next_assignment
+    from annotation.tasks import reclaim_expired_leases
+    from tests.factories import enrol, make_study
+
+    study = make_study(n_prompts=2, overlap=1)
+    person = enrol(study).user
+    lease = next_assignment(person, study)
+    Assignment.objects.filter(pk=lease.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    assert reclaim_expired_leases.apply().get() == 1
+    assert reclaim_expired_leases.apply().get() == 0
+    assert Unit.objects.get(pk=lease.unit_id).open_slots == 1
