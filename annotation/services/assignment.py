@@ -415,15 +415,8 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
             if found:
                 purpose, unit_id = role, found
 
-    if purpose == Purpose.PRODUCTION:
-        taken = _execute(
-            cursor,
-            "UPDATE annotation_unit SET open_slots = open_slots - 1"
-            " WHERE id = %s AND open_slots > 0",
-            (unit_id,),
-        )
-        if taken.rowcount != 1:  # cannot happen while we hold the row lock; never oversell
-            raise IntegrityError(f"unit {unit_id} has no open slot")
+    production = purpose == Purpose.PRODUCTION
+    if production:
         walk.cursor = key + 1
     # else: the production unit stays ahead on the walk (cursor left at its key).
 
@@ -440,8 +433,13 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
         leased_at=now,
         expires_at=now + timedelta(seconds=study.lease_seconds),
     )
-    _insert(cursor, assignment)
-    _save_enrolment(cursor, e, seed, position, walk)
+    if _pg():
+        _take_insert_and_save(cursor, assignment, production, e, seed, walk)
+    else:
+        if production:
+            _take_slot(cursor, unit_id)
+        _insert(cursor, assignment)
+        _save_enrolment(cursor, e, seed, position, walk)
     # Not a field: lets the caller render the task without reading the texts again.
     assignment.texts = texts
     return assignment
@@ -452,6 +450,76 @@ _INSERT_SQL = (
     " position, presentation, repeat_of_id, guide_version_id, leased_at, expires_at)"
     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
 )
+
+
+def _take_slot(cursor, unit_id: int) -> None:
+    taken = _execute(
+        cursor,
+        "UPDATE annotation_unit SET open_slots = open_slots - 1 WHERE id = %s AND open_slots > 0",
+        (unit_id,),
+    )
+    if taken.rowcount != 1:  # cannot happen while we hold the row lock; never oversell
+        raise IntegrityError(f"unit {unit_id} has no open slot")
+
+
+# PostgreSQL: the slot, the lease and the enrolment's walk in one statement (one round trip
+# instead of three). The lease is inserted only from the row the decrement returns, so a unit
+# without an open slot gets no lease; the enrolment update runs whatever the rest does (a
+# data-modifying WITH always runs to completion), and the caller's transaction rolls it back
+# when no lease came out.
+_ENROLMENT_CTE = (
+    "enrolment AS (UPDATE annotation_enrolment SET queue_seed = %s, positions_issued = %s,"
+    " walk_pass = %s, walk_step = %s, walk_cursor = %s WHERE id = %s)"
+)
+_ASSIGNMENT_COLUMNS = (
+    "INSERT INTO annotation_assignment (study_id, unit_id, annotator_id, purpose, token, status,"
+    " position, presentation, repeat_of_id, guide_version_id, leased_at, expires_at)"
+)
+_TAKE_INSERT_SAVE_SQL = (
+    "WITH taken AS (UPDATE annotation_unit SET open_slots = open_slots - 1"
+    " WHERE id = %s AND open_slots > 0 RETURNING id), "
+    + _ENROLMENT_CTE
+    + " "
+    + _ASSIGNMENT_COLUMNS
+    + " SELECT %s::bigint, taken.id, %s::integer, %s::varchar, %s::varchar, %s::varchar,"
+    " %s::integer, %s::jsonb, %s::bigint, %s::bigint, %s::timestamptz, %s::timestamptz"
+    " FROM taken RETURNING id"
+)
+_INSERT_SAVE_SQL = (
+    "WITH "
+    + _ENROLMENT_CTE
+    + " "
+    + _ASSIGNMENT_COLUMNS
+    + " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
+)
+
+
+def _take_insert_and_save(cursor, a: Assignment, production: bool, e, seed: int, walk: Walk):
+    """PostgreSQL only: take the unit's slot (production), insert the lease, save the walk."""
+    ops = connection.ops
+    enrolment = (seed, a.position, walk.walk_pass, walk.step, walk.cursor, e.id)
+    lease = (
+        a.study_id,
+        a.annotator_id,
+        a.purpose,
+        a.token,
+        a.status,
+        a.position,
+        ops.adapt_json_value(a.presentation, None),
+        a.repeat_of_id,
+        a.guide_version_id,
+        ops.adapt_datetimefield_value(a.leased_at),
+        ops.adapt_datetimefield_value(a.expires_at),
+    )
+    if production:
+        sql, params = _TAKE_INSERT_SAVE_SQL, (a.unit_id, *enrolment, *lease)
+    else:
+        sql, params = _INSERT_SAVE_SQL, (*enrolment, lease[0], a.unit_id, *lease[1:])
+    row = _execute(cursor, sql, params).fetchone()
+    if row is None:  # cannot happen while we hold the row lock; never oversell
+        raise IntegrityError(f"unit {a.unit_id} has no open slot")
+    a.id = row[0]
+    a._state.adding, a._state.db = False, connection.alias
 
 
 def _insert(cursor, a: Assignment) -> None:

@@ -114,6 +114,9 @@ _LABEL_SQL = (
     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
 )
 
+_CLOSE_SQL = "UPDATE annotation_assignment SET status = 'submitted', closed_at = %s WHERE id = %s"
+_CLOSE_AND_LABEL_SQL = "WITH closed AS (" + _CLOSE_SQL + ") " + _LABEL_SQL
+
 
 def _locked_assignment(token: str, annotator, study) -> Assignment | None:
     """The annotator's assignment with this token, locked until the end of the transaction."""
@@ -154,11 +157,10 @@ def _store(annotator, token, data, key, db_key, timings: dict, study) -> SubmitR
         )
     cursor = connection.cursor()
     ops = connection.ops
-    _execute(
-        cursor,
-        "UPDATE annotation_assignment SET status = 'submitted', closed_at = %s WHERE id = %s",
-        (ops.adapt_datetimefield_value(now), assignment.id),
-    )
+    closing = (ops.adapt_datetimefield_value(now), assignment.id)
+    pg = connection.vendor == "postgresql"
+    if not pg:
+        _execute(cursor, _CLOSE_SQL, closing)
     assignment.status, assignment.closed_at = Assignment.Status.SUBMITTED, now
     label = Label(
         assignment=assignment,
@@ -177,8 +179,11 @@ def _store(annotator, token, data, key, db_key, timings: dict, study) -> SubmitR
     )
     row = _execute(
         cursor,
-        _LABEL_SQL,
+        # PostgreSQL: the assignment's close rides along in the label's statement (one round
+        # trip instead of two); a data-modifying WITH runs whether or not it is referenced.
+        _CLOSE_AND_LABEL_SQL if pg else _LABEL_SQL,
         (
+            *(closing if pg else ()),
             assignment.id,
             label.study_id,
             label.unit_id,

@@ -6,7 +6,13 @@ from concord.celery import app as celery_app
 from qc.models import WorkerHeartbeat
 from tests.conftest import wait_for
 
-pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.redis]
+pytestmark = [
+    pytest.mark.worker,
+    pytest.mark.postgres,
+    pytest.mark.redis,
+    # send_task always goes to the broker, which is the point here, eager test process or not.
+    pytest.mark.filterwarnings("ignore::celery.exceptions.AlwaysEagerIgnored"),
+]
 
 
 def test_worker_process_runs_a_task_whose_result_appears_in_the_database(worker_process):
