@@ -171,3 +171,10 @@ class SpaAnswerAdmin(ReadOnlyAdmin):
 @admin.register(m.OutputRating)
 class OutputRatingAdmin(ReadOnlyAdmin):
     list_display = ["label", "output", "score"]
+
+
+@admin.register(m.UnitOutput)
+class UnitOutputAdmin(admin.ModelAdmin):
+    list_display = ["unit", "output", "position"]
+    list_filter = ["unit__study"]
+    raw_id_fields = ["unit", "output"]

@@ -15,3 +15,16 @@ class QualityReportAdmin(admin.ModelAdmin):
 @admin.register(m.WorkerHeartbeat)
 class WorkerHeartbeatAdmin(admin.ModelAdmin):
     list_display = ["hostname", "seen_at"]
+
+
+@admin.register(m.ReportOptions)
+class ReportOptionsAdmin(admin.ModelAdmin):
+    list_display = ["study", "unanimous_view", "updated_at"]
+    list_filter = ["unanimous_view"]
+
+
+@admin.register(m.RecomputeState)
+class RecomputeStateAdmin(admin.ModelAdmin):
+    list_display = ["study", "stage", "progress", "pending_since", "started_at", "finished_at"]
+    list_filter = ["stage"]
+    readonly_fields = [f.name for f in m.RecomputeState._meta.fields]
