@@ -54,6 +54,19 @@ def _labels_per_day(summary, items):
         yield [r["day"], r["labels"], r["annotators"]]
 
 
+def _design(summary, items):
+    yield ["system", "labels", "annotators", "top_raters", "top_share", "warnings"]
+    for r in (summary.get("design") or {}).get("systems", []):
+        yield [
+            r["system"],
+            r["labels"],
+            r["annotators"],
+            " ".join(r["top_raters"]),
+            r["top_share"],
+            " ".join(r["warnings"]),
+        ]
+
+
 def _disagreements(summary, items):
     yield ["unit", "labels", "majority", "majority_tied", "dawid_skene", "dawid_skene_posterior"]
     cols = zip(
@@ -165,6 +178,7 @@ TABLES = {
     "label-distribution": (_distribution, False),
     "agreement-over-time": (_over_time, False),
     "labels-per-day": (_labels_per_day, False),
+    "design": (_design, False),
     "disagreements": (_disagreements, True),
     "soft-labels": (_aggregated, True),
     "spa-unfiltered": (_spa("unfiltered"), False),

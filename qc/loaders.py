@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import numpy as np
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import Count, Max, Value
 from django.db.models.functions import Coalesce, TruncDate
@@ -31,7 +32,7 @@ from annotation.models import (
 from qc.models import ReportOptions
 
 # Bumped whenever the report's content changes, so old snapshots are recomputed.
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 CHUNK = 20_000
 PRODUCTION = Assignment.Purpose.PRODUCTION
 
@@ -141,6 +142,10 @@ class Snapshot:
     pair_left: np.ndarray | None = None
     pair_right: np.ndarray | None = None
     spa: dict | None = None  # arrays of SPA answers and Likert ratings
+    # every unit's systems (a unit of any role, as the engine's design diagnostics count them)
+    member_unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype="i8"))
+    member_system: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype="i8"))
+    annotator_names: dict = field(default_factory=dict)  # annotator id -> username
 
 
 def _stream(queryset, dtype: np.dtype) -> np.ndarray:
@@ -221,6 +226,20 @@ def _load(study: Study) -> Snapshot:
     active = production.filter(created_at__gte=since).values("annotator_id").distinct().count()
     total = production.values("annotator_id").distinct().count()
 
+    unit_systems = _stream(
+        UnitOutput.objects.filter(unit__study_id=study.id)
+        .order_by("unit_id", "output__system_id")
+        .values_list("unit_id", "output__system_id")
+        .distinct(),
+        np.dtype([("unit", "i8"), ("system", "i8")]),
+    )
+    user = get_user_model()
+    names = dict(
+        user.objects.filter(id__in=production.values("annotator_id")).values_list(
+            "id", user.USERNAME_FIELD
+        )
+    )
+
     extra: dict = {}
     if study.task_kind == Study.TaskKind.PAIRWISE:
         members = _stream(
@@ -290,5 +309,8 @@ def _load(study: Study) -> Snapshot:
         days=days,
         annotators_total=total,
         annotators_active_7d=active,
+        member_unit=unit_systems["unit"].copy(),
+        member_system=unit_systems["system"].copy(),
+        annotator_names=names,
         **extra,
     )

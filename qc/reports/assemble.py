@@ -12,6 +12,7 @@ from qc.loaders import ReportConfig, Snapshot
 from qc.reports.aggregation import aggregation_section
 from qc.reports.agreement import agreement_over_time, agreement_section
 from qc.reports.common import clean
+from qc.reports.design import design_section
 from qc.reports.labels import task_labels
 from qc.reports.pairwise import pairwise_section
 from qc.reports.progress import progress_section
@@ -59,6 +60,7 @@ def build_report(snap: Snapshot, config: ReportConfig, progress: Progress | None
     items: dict = {}
     step("progress", 5)
     summary["progress"] = _section("progress", progress_section, snap)
+    summary["design"] = _section("design", design_section, snap, config)
     t = task_labels(snap, config)
     if t is None or t.labels.size == 0:
         summary["agreement"] = {"reason": "no labels to compare yet"}

@@ -129,6 +129,7 @@ def test_whole_report_downloads_as_strict_json(client, reported):
         "label-distribution",
         "agreement-over-time",
         "labels-per-day",
+        "design",
         "disagreements",
         "soft-labels",
     ],
