@@ -32,7 +32,7 @@ from annotation.models import (
 from qc.models import ReportOptions
 
 # Bumped whenever the report's content changes, so old snapshots are recomputed.
-REPORT_VERSION = 3
+REPORT_VERSION = 4
 CHUNK = 20_000
 PRODUCTION = Assignment.Purpose.PRODUCTION
 

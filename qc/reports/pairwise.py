@@ -55,7 +55,12 @@ def pairwise_section(snap: Snapshot, config: ReportConfig) -> dict:
             "overall_share": num(bias.overall_share_left),
             "overall_p": num(bias.overall_p),
             "annotators": [
-                {"annotator": int(r), "judgments": int(n), "share_left": num(s), "p": num(p)}
+                {
+                    "annotator": snap.annotator_names.get(int(r), str(r)),
+                    "judgments": int(n),
+                    "share_left": num(s),
+                    "p": num(p),
+                }
                 for r, n, s, p in zip(
                     bias.raters.tolist(),
                     bias.n.tolist(),

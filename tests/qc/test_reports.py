@@ -326,6 +326,9 @@ def test_pairwise_report_has_preference_agreement_bradley_terry_and_left_choice_
     assert pairwise["left_choice"]["overall_share"] == pytest.approx(
         (left[non_tie] == "left").mean()
     )
+    # Leads read their raters by username, as everywhere else on the dashboard.
+    names = set(Label.objects.filter(study=study).values_list("annotator__username", flat=True))
+    assert {a["annotator"] for a in pairwise["left_choice"]["annotators"]} == names
 
 
 def test_likert_scores_are_labelled_as_whole_numbers_and_keep_their_numeric_value():
