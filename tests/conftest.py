@@ -65,20 +65,15 @@ def pytest_runtest_setup(item):
                 pytest.skip(reason)
 
 
-@pytest.fixture
-def worker_process(transactional_db, tmp_path):
-    """A real `celery worker` process on the test database and the configured Redis broker.
-
-    Yields the Popen; the worker is stopped (TERM, then KILL) afterwards. Tasks must be sent
-    with `celery_app.send_task` or with eager mode off, since the test process may run eagerly.
-    """
+def start_worker(queue: str, log_path, **extra_env):
+    """A real `celery worker` process on the test database and the configured Redis broker,
+    consuming only `queue` (so stray messages from other runs are never taken). Extra environment
+    (e.g. a test hook) goes to the worker. Tasks must be sent to `queue` explicitly, since the
+    test process itself may run tasks eagerly."""
     import subprocess
     import sys
-    import time
 
     from django.db import connection
-
-    from concord.celery import app as celery_app
 
     db = settings.DATABASES["default"]
     env = dict(os.environ)
@@ -88,34 +83,31 @@ def worker_process(transactional_db, tmp_path):
     )
     env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
     env["CELERY_TASK_ALWAYS_EAGER"] = "0"
-    # A queue of its own, so stray messages from other runs are never consumed here.
-    queue = f"test-{os.getpid()}-{time.monotonic_ns()}"
     env["CELERY_TASK_DEFAULT_QUEUE"] = queue
+    env.update({k: str(v) for k, v in extra_env.items()})
+    command = [sys.executable, "-m", "celery", "-A", "concord", "worker", "--pool=solo"]
+    command += ["--concurrency=1", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    command += ["-Q", queue, "-n", f"{queue}-{os.getpid()}@%h", "--loglevel=INFO"]
+    with open(log_path, "a") as log:
+        return subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=settings.BASE_DIR
+        )
+
+
+@pytest.fixture
+def worker_process(transactional_db, tmp_path):
+    """A real worker (see `start_worker`) on a queue of its own for this test; stopped after.
+
+    Yields the Popen, with `.queue` and `.log_path`.
+    """
+    import subprocess
+    import time
+
+    from concord.celery import app as celery_app
+
+    queue = f"test-{os.getpid()}-{time.monotonic_ns()}"
     log = tmp_path / "worker.log"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "concord",
-            "worker",
-            "--pool=solo",
-            "--concurrency=1",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-            "-Q",
-            queue,
-            "-n",
-            f"{queue}@%h",
-            "--loglevel=INFO",
-        ],
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        cwd=settings.BASE_DIR,
-    )
+    proc = start_worker(queue, log)
     proc.queue = queue
     proc.log_path = log
     old_queue = celery_app.conf.task_default_queue

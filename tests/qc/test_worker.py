@@ -15,10 +15,9 @@ from annotation.models import Membership
 from concord.celery import app as celery_app
 from qc import services
 from qc.models import QualityReport, RecomputeState
-from tests.conftest import wait_for
+from tests.conftest import start_worker, wait_for
 from tests.factories import MembershipFactory
 from tests.qc import simulate
-from tests.qc.conftest import start_worker
 from tests.qc.labels import add_labels
 
 pytestmark = [pytest.mark.worker, pytest.mark.postgres, pytest.mark.redis]
