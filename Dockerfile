@@ -12,4 +12,4 @@ RUN CONCORD_ENV=development python manage.py collectstatic --noinput -v0 \
     && useradd --system --uid 10001 concord
 USER concord
 EXPOSE 8000
-CMD ["gunicorn", "concord.wsgi:application", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "3", "--threads", "8"]
+CMD ["gunicorn", "concord.wsgi:application", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "3", "--threads", "4"]

@@ -372,14 +372,15 @@ def explain_pick(study) -> str:
     from django.db import connection
 
     from annotation.models import Enrolment
-    from annotation.services.assignment import _pick_sql, segment
+    from annotation.services.assignment import _pick_with_members_sql, segment
 
     e = Enrolment.objects.filter(study=study).first()
     lo, hi = segment(e.queue_seed, e.walk_pass, e.walk_step)
     with connection.cursor() as c:
         c.execute("BEGIN")
         c.execute(
-            "EXPLAIN (ANALYZE, COSTS OFF, TIMING ON) " + _pick_sql(), (study.id, lo, hi, e.user_id)
+            "EXPLAIN (ANALYZE, COSTS OFF, TIMING ON) " + _pick_with_members_sql(),
+            (study.id, lo, hi, e.user_id),
         )
         plan = "\n".join(r[0] for r in c.fetchall())
         c.execute("ROLLBACK")

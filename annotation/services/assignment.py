@@ -121,13 +121,25 @@ def _pick_sql() -> str:
     # OFFSET 0 keeps NOT EXISTS a per-row probe of (annotator, unit); as an anti join PostgreSQL
     # would read all of the annotator's assignments on every pick, growing with their work.
     return (
-        "SELECT u.id, u.shuffle_key FROM annotation_unit u"
+        "SELECT u.id, u.shuffle_key, u.kind FROM annotation_unit u"
         " WHERE u.study_id = %s AND u.role = 'production' AND u.open_slots > 0"
         " AND u.shuffle_key >= %s AND u.shuffle_key < %s"
         " AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s"
         " AND a.unit_id = u.id AND a.purpose = 'production'"
         " AND a.status IN ('leased', 'submitted') LIMIT 1 OFFSET 0)"
         " ORDER BY u.shuffle_key LIMIT 1" + lock
+    )
+
+
+def _pick_with_members_sql() -> str:
+    """PostgreSQL: the pick and the picked unit's members (as `present` reads them) in one
+    statement, one row per member: (unit id, key, kind, output id, system, prompt, texts)."""
+    return (
+        "WITH picked AS (" + _pick_sql() + ") SELECT picked.id, picked.shuffle_key,"
+        " picked.kind, uo.output_id, o.system_id, o.prompt_id, p.text, o.text FROM picked"
+        " JOIN annotation_unitoutput uo ON uo.unit_id = picked.id"
+        " JOIN annotation_output o ON o.id = uo.output_id"
+        " JOIN annotation_prompt p ON p.id = o.prompt_id ORDER BY uo.position"
     )
 
 
@@ -152,31 +164,42 @@ def _prepared_cursor():
 
 
 def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk):
-    """Lock the next eligible production unit on the annotator's walk: (unit id, key) or None.
+    """Lock the next eligible production unit on the annotator's walk, or None.
 
-    Advances `walk` past empty segments; the cursor is left *at* the picked key (the caller moves
-    it past when the unit is taken). After MAX_PROBES empty segments it jumps to a random point.
+    Returns (unit id, key, members): on PostgreSQL `members` are the unit's member rows as
+    `present` reads them (read in the same statement), elsewhere None. Advances `walk` past
+    empty segments; the cursor is left *at* the picked key (the caller moves it past when the
+    unit is taken). After MAX_PROBES empty segments it jumps to a random point.
     """
-    sql = _pick_sql()
+    pg = _pg()
+    sql = _pick_with_members_sql() if pg else _pick_sql()
+
+    def probe(lo, hi):
+        if pg:
+            rows = _execute(cursor, sql, (study_id, lo, hi, annotator_id)).fetchall()
+            return (rows[0][0], rows[0][1], [r[2:] for r in rows]) if rows else None
+        row = _execute(cursor, sql, (study_id, lo, hi, annotator_id)).fetchone()
+        return (row[0], row[1], None) if row else None
+
     for _ in range(MAX_PROBES):
         if walk.step >= SEGMENTS:
             walk.walk_pass, walk.step, walk.cursor = walk.walk_pass + 1, 0, None
         lo, hi = segment(walk.seed, walk.walk_pass, walk.step)
         if walk.cursor is not None:
             lo = max(lo, walk.cursor)
-        row = _execute(cursor, sql, (study_id, lo, hi, annotator_id)).fetchone()
-        if row:
-            walk.cursor = row[1]
-            return row
+        picked = probe(lo, hi)
+        if picked:
+            walk.cursor = picked[1]
+            return picked
         walk.step, walk.cursor = walk.step + 1, None
     walk.cursor = None
     # A sparse stretch (a small study, late in a big one, or only skipped/re-opened units left):
     # jump to a random point of the ring and take the next eligible unit, wrapping once.
     jump = mix64(walk.seed, walk.walk_pass, walk.step, SALT_WALK) >> (64 - KEY_BITS)
     for lo, hi in ((jump, KEY_MAX), (KEY_MIN, jump)):
-        row = _execute(cursor, sql, (study_id, lo, hi, annotator_id)).fetchone()
-        if row:
-            return row
+        picked = probe(lo, hi)
+        if picked:
+            return picked
     return None
 
 
@@ -310,13 +333,17 @@ _MEMBERS_SQL = (
 )
 
 
-def present(cursor, study: Study, unit_id: int, seed: int, position: int) -> tuple[dict, dict]:
+def present(
+    cursor, study: Study, unit_id: int, seed: int, position: int, rows=None
+) -> tuple[dict, dict]:
     """Draw the presentation of a unit for (seed, position).
 
     Returns it with the texts of its outputs (output id -> (prompt id, prompt text, output text,
-    system id), as `presentation.task_view` takes them), read in the same statement.
+    system id), as `presentation.task_view` takes them), read in the same statement (or given
+    as `rows`, already read with the pick).
     """
-    rows = _execute(cursor, _MEMBERS_SQL, (unit_id,)).fetchall()
+    if rows is None:
+        rows = _execute(cursor, _MEMBERS_SQL, (unit_id,)).fetchall()
     members = [Member(r[1], r[2], r[3]) for r in rows]
     texts = {r[1]: (r[3], r[4], r[5], r[2]) for r in rows}
     kind = rows[0][0]
@@ -398,7 +425,7 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     if picked is None:
         _save_enrolment(cursor, e, seed, e.positions_issued, walk)
         return None
-    unit_id, key = picked
+    unit_id, key, members = picked
 
     purpose, repeat_of = Purpose.PRODUCTION, None
     role = _injected_role(study, seed, position)
@@ -418,9 +445,10 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     production = purpose == Purpose.PRODUCTION
     if production:
         walk.cursor = key + 1
-    # else: the production unit stays ahead on the walk (cursor left at its key).
+    else:  # the production unit stays ahead on the walk (cursor left at its key)
+        members = None  # and the injected unit's members are read by `present`
 
-    presentation, texts = present(cursor, study, unit_id, seed, position)
+    presentation, texts = present(cursor, study, unit_id, seed, position, members)
     assignment = Assignment(
         study_id=study.id,
         unit_id=unit_id,
