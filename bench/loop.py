@@ -41,8 +41,8 @@ def parse_args():
     )
     p.add_argument("--sizes", default="10000,1000000")
     p.add_argument("--seconds", type=float, default=20.0)
-    p.add_argument("--workers", type=int, default=2)
-    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--workers", type=int, default=3)
+    p.add_argument("--threads", type=int, default=4)
     p.add_argument(
         "--scenarios",
         default="16:0,64:0,64:2",
