@@ -8,7 +8,10 @@ RUN pip install --no-cache-dir uv==0.13.8
 COPY pyproject.toml uv.lock ./
 RUN uv sync --frozen --no-dev --no-install-project
 COPY . .
-RUN CONCORD_ENV=development python manage.py collectstatic --noinput -v0 \
+# The manifest storage of production settings; the key and host exist only for this build step.
+RUN CONCORD_ENV=production ALLOWED_HOSTS=build \
+    SECRET_KEY=build-only-collectstatic-key-never-used-at-runtime-0123456789 \
+    python manage.py collectstatic --noinput -v0 \
     && useradd --system --uid 10001 concord
 USER concord
 EXPOSE 8000
