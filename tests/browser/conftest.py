@@ -14,7 +14,7 @@ PASSWORD = "pw-for-tests-1"  # tests.factories.UserFactory's
 @pytest.fixture
 def context(chromium):
     context = chromium.new_context(viewport={"width": 1100, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(20_000)  # a busy 2-core CI machine
     try:
         yield context
     finally:

@@ -15,6 +15,7 @@ def sign_in_with_keyboard(page, base_url: str, user, next_path: str = ""):
     url = f"{base_url}/accounts/login/" + (f"?next={next_path}" if next_path else "")
     if next_path or not page.url.startswith(f"{base_url}/accounts/login/"):
         page.goto(url)
+    page.wait_for_selector("#id_username:focus")  # autofocus has landed before we type
     page.keyboard.type(user.username)
     page.keyboard.press("Tab")
     page.keyboard.type(PASSWORD)
