@@ -22,7 +22,7 @@ from annotation import selectors
 from annotation.models import Assignment, Enrolment, Output, Prompt, Ruling, Study
 from annotation.schemes import AnswerError
 from annotation.services.assignment import next_assignment, work_state
-from annotation.services.submission import submit_label
+from annotation.services.submission import CONFLICT, submit_label
 
 # Keys the page itself uses; a label asking for one of them falls back to its number.
 RESERVED_KEYS = {"g"}
@@ -122,9 +122,13 @@ def submit(request, token: str):
             data=answer_fields(request.POST),
             idempotency_key=key,
             timings=_timings(request.POST, presentation),
+            study=study,
         )
     except AnswerError as error:
         return _refused(request, study, assignment, key, error)
+    if result.status == CONFLICT and assignment is not None:
+        # Nothing was stored: the same task again, the answer as typed, under a fresh key.
+        return _same_task(request, study, assignment, alert=result.message, status=409)
 
     notice = NOTICES.get(result.status, "") or result.message
     if not request.htmx:
@@ -399,26 +403,36 @@ def _refused(request, study: Study, assignment: Assignment | None, key, error: A
     """The same task again, with the answer as typed and the message next to the field."""
     if assignment is None:
         return HttpResponse(error.message, status=422, content_type="text/plain")
-    field = error.field
+    return _same_task(
+        request, study, assignment, key=key, errors={error.field: error.message}, status=422
+    )
+
+
+def _same_task(
+    request, study: Study, assignment: Assignment, *, key=None, errors=None, alert="", status
+):
+    """The task the annotator just posted, re-rendered with their answer as typed.
+
+    With `key` the form keeps its idempotency key (nothing was stored, a fixed answer must
+    still store once); without, it gets a fresh one. htmx requests get the frame only (with
+    `status` when it is not a refused value, which htmx swaps as it does a 200).
+    """
     values = {k: v for k, v in request.POST.items() if not k.startswith(("_", "csrf"))}
     rendered = request.POST.get("_rendered", "")
     if _unsign_rendered(rendered) is None:
         rendered = ""
-    context = {
-        "study": study,
-        "task": task_context(
-            study,
-            assignment,
-            key=key,
-            rendered=rendered,
-            values=values,
-            errors={field: error.message},
-        ),
-    }
+    task = task_context(
+        study, assignment, key=key, rendered=rendered, values=values, errors=errors or {}
+    )
+    task["alert"] = alert
+    context = {"study": study, "task": task}
     if request.htmx:
-        return render(request, "annotation/partials/task_frame.html", context)
+        partial_status = 200 if status == 422 else status
+        return render(
+            request, "annotation/partials/task_frame.html", context, status=partial_status
+        )
     context["progress"] = _progress(work_state(request.user, study))
-    return render(request, "annotation/work_task.html", context, status=422)
+    return render(request, "annotation/work_task.html", context, status=status)
 
 
 def _uuid_or_none(raw) -> uuid.UUID | None:

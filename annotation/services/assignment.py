@@ -27,6 +27,10 @@ number of gunicorn threads and processes:
   If no gold (each served to an annotator at most once), no repeat (>= repeat_min_gap_units other
   positions and repeat_min_gap_minutes after the original label) or no attention unit is available,
   the position falls back to production.
+- Skips. A unit an annotator gave back (`abandon`, status abandoned) is never offered to them
+  again; its slot returns to the pool for others.
+- Progress. `work_state`'s total is planned from the annotator's production supply, which is the
+  same whatever the purpose of the task on screen (see there): it never says what is injected.
 - Gates. Only a live study hands out work, and only to an enrolled annotator who passed the
   qualification (if required), calibrated on the latest guide that requires it, and is under quota
   (every task counts, gold and repeats included).
@@ -60,6 +64,7 @@ from annotation.presentation import (
 
 Purpose = Assignment.Purpose
 LEASED = Assignment.Status.LEASED
+ABANDONED = Assignment.Status.ABANDONED
 
 KEY_BITS = 62
 BLOCK_BITS = 8
@@ -126,7 +131,7 @@ def _pick_sql() -> str:
         " AND u.shuffle_key >= %s AND u.shuffle_key < %s"
         " AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s"
         " AND a.unit_id = u.id AND a.purpose = 'production'"
-        " AND a.status IN ('leased', 'submitted') LIMIT 1 OFFSET 0)"
+        " AND a.status IN ('leased', 'submitted', 'abandoned') LIMIT 1 OFFSET 0)"
         " ORDER BY u.shuffle_key LIMIT 1" + lock
     )
 
@@ -619,7 +624,8 @@ def reclaim_expired(study: Study | None = None, *, now=None, limit: int | None =
 
 
 def abandon(assignment: Assignment) -> None:
-    """The annotator gives an open lease back (skip): its slot returns to the pool, once."""
+    """The annotator gives an open lease back (skip): its slot returns to the pool, once, and
+    the unit is not offered to this annotator again."""
     with transaction.atomic():
         changed = Assignment.objects.filter(pk=assignment.pk, status=LEASED).update(
             status=Assignment.Status.ABANDONED, closed_at=timezone.now()
@@ -632,46 +638,89 @@ def abandon(assignment: Assignment) -> None:
 
 # --- progress -------------------------------------------------------------------------------
 
-_ELIGIBLE_COUNT_SQL = (
-    "SELECT COUNT(*) FROM (SELECT 1 FROM annotation_unit u"
+# One statement: the production units this annotator could still be given (capped), and the
+# study's gold and attention pools (what bounds how many injected tasks they can get).
+_SUPPLY_SQL = (
+    "SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM annotation_unit u"
     " WHERE u.study_id = %s AND u.role = 'production' AND u.open_slots > 0"
     " AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s"
     " AND a.unit_id = u.id AND a.purpose = 'production'"
-    " AND a.status IN ('leased', 'submitted')) LIMIT %s) t"
+    " AND a.status IN ('leased', 'submitted', 'abandoned')) LIMIT %s) t),"
+    " (SELECT COUNT(*) FROM annotation_unit g WHERE g.study_id = %s AND g.role = 'gold'),"
+    " (SELECT COUNT(*) FROM annotation_unit c WHERE c.study_id = %s AND c.role = 'attention')"
 )
 
 
+def planned_total(study: Study, production: int, gold_pool: int, attention_pool: int) -> int:
+    """The tasks an annotator is planned to get for `production` production units of theirs.
+
+    Each production task brings rate_k / (1 - sum of rates) injected tasks of kind k on average
+    (the seeded draw is independent per position), bounded by what can be injected at all: each
+    gold or attention unit at most once per annotator, each earlier label repeated at most once.
+    A function of study-level numbers and the annotator's production supply only, never of the
+    purpose of any task they were given, so it carries no signal about the task on screen.
+    """
+    if production <= 0:
+        return 0
+    rates = (study.gold_rate, study.repeat_rate, study.attention_rate)
+    share = max(1.0 - sum(rates), 0.05)
+    caps = (gold_pool, production, attention_pool)
+    injected = sum(
+        min(production * rate / share, cap) for rate, cap in zip(rates, caps, strict=True)
+    )
+    return production + math.floor(injected + 0.5)
+
+
 def work_state(annotator, study: Study) -> WorkState:
-    """Progress and gate of one annotator: submitted tasks, an estimate of their total, and why
-    they get no work now ("" if they do)."""
+    """Progress and gate of one annotator: tasks done (answered or skipped), the planned total,
+    and why they get no work now ("" if they do).
+
+    The total is `planned_total` of the annotator's production supply: the production units
+    they answered, skipped or hold, plus those still open to them. That sum is the same whether
+    the task on screen is production work (its unit held) or injected (the unit it displaced
+    still open), so the total does not move with the purpose of the task on screen; it moves
+    only when the supply does (others fill units, leases expire, the lead adds work), and it is
+    never below done + 1 while work remains (an unlucky run of injections just extends it).
+    """
     now = timezone.now()
     cursor = connection.cursor()
     e = _load_enrolment(cursor, study, annotator, lock=False)
+    production = Q(purpose=Purpose.PRODUCTION)
     counts = Assignment.objects.filter(annotator=annotator, study=study).aggregate(
-        done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+        done=Count("id", filter=Q(status__in=[Assignment.Status.SUBMITTED, ABANDONED])),
+        skipped=Count("id", filter=Q(status=ABANDONED)),
         open=Count("id", filter=Q(status=LEASED, expires_at__gt=now)),
+        active=Count("id", filter=Q(status__in=[LEASED, Assignment.Status.SUBMITTED])),
+        closed=Count(
+            "id", filter=production & Q(status__in=[Assignment.Status.SUBMITTED, ABANDONED])
+        ),
+        held=Count("id", filter=production & Q(status=LEASED)),
     )
     done, open_ = counts["done"], counts["open"]
     reason = gate_reason(study, e)
     if reason:
         return WorkState(done=done, assigned=done + open_, blocked_reason=reason)
-    cursor.execute(_ELIGIBLE_COUNT_SQL, (study.id, annotator.id, ELIGIBLE_COUNT_CAP))
-    eligible = cursor.fetchone()[0]
+    if e.quota is not None and counts["active"] >= e.quota and open_ == 0:
+        return WorkState(done=done, assigned=done, blocked_reason="quota")
+
+    def supply():
+        params = (study.id, annotator.id, ELIGIBLE_COUNT_CAP, study.id, study.id)
+        cursor.execute(_SUPPLY_SQL, params)
+        return cursor.fetchone()
+
+    eligible, gold_pool, attention_pool = supply()
     if eligible == 0 and open_ == 0 and reclaim_expired(study, now=now):
-        cursor.execute(_ELIGIBLE_COUNT_SQL, (study.id, annotator.id, ELIGIBLE_COUNT_CAP))
-        eligible = cursor.fetchone()[0]
-    # Injected tasks (gold, repeats, attention) come on top of production, like any task.
-    production_share = 1.0 - study.gold_rate - study.repeat_rate - study.attention_rate
-    remaining = math.ceil(eligible / production_share) if eligible else 0
-    assigned = done + open_ + remaining
-    if e.quota is not None:
-        active = done + open_
-        if active >= e.quota and open_ == 0:
-            return WorkState(done=done, assigned=active, blocked_reason="quota")
-        assigned = min(assigned, max(e.quota, active))
+        eligible, gold_pool, attention_pool = supply()
     if open_ == 0 and eligible == 0:
         return WorkState(done=done, assigned=done, blocked_reason="done")
-    return WorkState(done=done, assigned=assigned, blocked_reason="")
+    # Units left to this annotator, held or open: capped after the sum, so the cap cannot
+    # tell a held unit from an open one either.
+    left = min(eligible + counts["held"], ELIGIBLE_COUNT_CAP)
+    total = max(planned_total(study, counts["closed"] + left, gold_pool, attention_pool), done + 1)
+    if e.quota is not None:
+        # Every task counts against the quota; skipped ones do not.
+        total = min(total, max(e.quota + counts["skipped"], done + 1))
+    return WorkState(done=done, assigned=total, blocked_reason="")
 
 
 # --- laying the ring out ----------------------------------------------------------------------

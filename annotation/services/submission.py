@@ -4,7 +4,9 @@ The Assignment row is locked (`FOR UPDATE`) for the whole store, so parallel pos
 are serialised: the first stores the Label, every other one finds the assignment submitted and
 answers "duplicate" with that same label. The database backs this up twice: a Label is
 one-to-one with its Assignment, and its `idempotency_key` is unique (an IntegrityError from a
-race is turned into "duplicate").
+race is turned into "duplicate"). A key belongs to one assignment: the same key posted for
+another assignment stores nothing and answers "conflict", never "duplicate" (that would be a
+silent loss).
 
 A late submit on a lease that expired (or was abandoned) is accepted when it can still be
 counted honestly: for production, only if the unit still has an open slot, which it re-takes
@@ -27,11 +29,12 @@ from annotation.services.assignment import _execute
 from annotation.signals import label_submitted
 
 STORED, DUPLICATE, REASSIGNED, NOT_FOUND = "stored", "duplicate", "reassigned", "not_found"
+CONFLICT = "conflict"
 
 
 @dataclass(frozen=True)
 class SubmitResult:
-    status: str  # "stored" | "duplicate" | "reassigned" | "not_found"
+    status: str  # "stored" | "duplicate" | "reassigned" | "not_found" | "conflict"
     label: Label | None
     message: str
 
@@ -53,6 +56,15 @@ def _duplicate(label: Label) -> SubmitResult:
 
 def _not_found() -> SubmitResult:
     return SubmitResult(NOT_FOUND, None, "This task does not exist.")
+
+
+def _conflict() -> SubmitResult:
+    return SubmitResult(
+        CONFLICT,
+        None,
+        "This submission key was already used for another task, so nothing was saved."
+        " Submit the answer again with a new key (reload the task to get one).",
+    )
 
 
 def submit_label(
@@ -77,15 +89,19 @@ def submit_label(
         with transaction.atomic():
             return _store(annotator, assignment_token, data, key, db_key, timings or {}, study)
     except IntegrityError:
-        # The key was used before (by another assignment, or a parallel post won the race).
-        existing = (
-            Label.objects.filter(idempotency_key=key).first()
-            or Label.objects.filter(assignment__token=assignment_token, annotator=annotator).first()
-        )
+        # The key was used before (on another assignment, or a parallel post won the race).
+        used = Label.objects.filter(idempotency_key=key).select_related("assignment").first()
+        if used is not None:
+            if used.annotator_id == annotator.id and used.assignment.token == assignment_token:
+                return _duplicate(used)
+            # A key belongs to one assignment: storing nothing here must not look like success.
+            # (Whose assignment it was is not said.)
+            return _conflict()
+        existing = Label.objects.filter(
+            assignment__token=assignment_token, annotator=annotator
+        ).first()
         if existing is None:
             raise
-        if existing.annotator_id != annotator.id:
-            return _not_found()  # someone else's key: reveal nothing about it
         return _duplicate(existing)
 
 

@@ -271,6 +271,13 @@
     }
   });
 
+  // A 409 carries a page to show (the same task again, or why the study takes no answers now).
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    if (!task || e.detail.elt !== task.form || e.detail.xhr.status !== 409) return;
+    e.detail.shouldSwap = true;
+    e.detail.isError = false;
+  });
+
   document.addEventListener("htmx:responseError", function (e) {
     if (!task || e.detail.elt !== task.form) return;
     showAlert("The answer could not be saved (error " + e.detail.xhr.status + "). It is kept in this browser; press Enter to try again.");
@@ -285,7 +292,9 @@
     if (!e.detail.target || e.detail.target.id !== "task") return;
     var old = task ? task.token : null;
     var fresh = byId("task-form");
-    if (old && (!fresh || fresh.getAttribute("data-assignment") !== old)) dropDraft(old);
+    // An answer the server did not take (409) stays in the browser's draft.
+    var taken = !e.detail.xhr || e.detail.xhr.status < 300;
+    if (taken && old && (!fresh || fresh.getAttribute("data-assignment") !== old)) dropDraft(old);
     clearAlert();
     initTask();
   });

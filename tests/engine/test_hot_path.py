@@ -116,27 +116,31 @@ def answer(user, a, key):
     )
 
 
-def test_another_annotators_key_is_not_found_and_stores_nothing():
+def test_another_annotators_key_is_a_conflict_and_stores_nothing():
     study = make_study(n_prompts=2)
     first, second = enrol(study), enrol(study)
     key = uuid.uuid4()
     assert answer(first.user, engine.next_assignment(first.user, study), key).status == "stored"
     theirs = engine.next_assignment(second.user, study)
-    assert answer(second.user, theirs, key).status == "not_found"
+    result = answer(second.user, theirs, key)
+    assert result.status == "conflict" and result.label is None
+    assert "nothing was saved" in result.message
     theirs.refresh_from_db()
     assert theirs.status == Assignment.Status.LEASED and Label.objects.count() == 1
 
 
-def test_a_key_reused_on_a_later_task_is_a_duplicate_and_leaves_the_task_open():
+def test_a_key_reused_on_a_later_task_is_a_conflict_and_leaves_the_task_open():
     study = make_study(n_prompts=3)
     e = enrol(study)
     key = uuid.uuid4()
-    stored = answer(e.user, engine.next_assignment(e.user, study), key)
+    answer(e.user, engine.next_assignment(e.user, study), key)
     later = engine.next_assignment(e.user, study)
     result = answer(e.user, later, key)
-    assert result.status == "duplicate" and result.label.pk == stored.label.pk
+    assert result.status == "conflict" and result.label is None
     later.refresh_from_db()
     assert later.status == Assignment.Status.LEASED and Label.objects.count() == 1
+    # Sent again under a key of its own, the answer is stored.
+    assert answer(e.user, later, uuid.uuid4()).status == "stored"
 
 
 @pytest.fixture
