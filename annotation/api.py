@@ -7,9 +7,9 @@
          JSON object or form body with the fields of annotation.schemes, an `Idempotency-Key`
          header (a UUID made when the task was rendered; or an "idempotency_key" field), and
          optionally "timings": {"rendered_at", "duration_ms", "active_ms", "exposure"}
-         -> 200 stored or duplicate, 409 reassigned or conflict (the key was used for another
-            task: nothing stored, send again with a new key), 404 not found, 400 invalid
-            (with "field")
+         -> 200 stored or duplicate, 409 reassigned, conflict (the key was used for another
+            task: nothing stored, send again with a new key), paused or closed (the study takes
+            no answers now: nothing stored), 404 not found, 400 invalid (with "field")
 
 Blinding: the task carries texts (and SPA writer letters) only; every response has the same keys
 whatever the unit's role, and the only identifier is the presentation's random token.
@@ -39,6 +39,8 @@ SUBMIT_HTTP_STATUS = {
     "duplicate": 200,
     "reassigned": 409,
     "conflict": 409,
+    "paused": 409,
+    "closed": 409,
     "not_found": 404,
 }
 

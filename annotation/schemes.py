@@ -31,9 +31,12 @@ Submitted form fields (names the workbench posts):
   spa: "p_<i>" for question i of the presentation (0..100, percent), and, with Likert on,
        "likert_<j>" for the j-th output of presentation["outputs"] (a display index, so no
        internal id reaches the browser)
+Only these fields are stored (Label.value); every posted field is bounded (MAX_VALUE_CHARS) and
+may hold no control character, or the answer is refused naming the field.
 """
 
 import math
+import unicodedata
 from dataclasses import dataclass, field
 
 from annotation.models import Study
@@ -84,9 +87,78 @@ def parse_number(field_name: str, raw, low: float, high: float) -> float:
     return value
 
 
+# Bounds on what a submission may carry: no answer field of any scheme needs more.
+MAX_FIELDS = 500
+MAX_NAME_CHARS = 64
+MAX_VALUE_CHARS = 200
+
+
+def _shown(name: str) -> str:
+    """A field name as an error message can carry it: printable, and short."""
+    text = name.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= MAX_NAME_CHARS else text[:MAX_NAME_CHARS] + "..."
+
+
+def _control(text: str) -> str | None:
+    """The first control (or lone surrogate) character in `text` as U+XXXX, or None."""
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cs"):
+            return f"U+{ord(char):04X}"
+    return None
+
+
+def check_fields(data) -> None:
+    """Every posted answer field: a bounded name and value, no control characters.
+
+    Raises AnswerError naming the field (as printable text). The fields themselves are checked
+    against the scheme by `clean_answer`, which keeps only the scheme's own.
+    """
+    names = [name for name in data if not name.startswith(("csrf", "_"))]
+    if len(names) > MAX_FIELDS:
+        raise AnswerError("body", f"has {len(names)} fields; an answer has at most {MAX_FIELDS}")
+    for name in names:
+        name = str(name)
+        if len(name) > MAX_NAME_CHARS:
+            raise AnswerError(_shown(name), f"a field name has at most {MAX_NAME_CHARS} characters")
+        if found := _control(name):
+            raise AnswerError(_shown(name), f"the field name contains a control character {found}")
+        value = data.get(name)
+        if value is None:
+            continue
+        value = str(value)
+        if len(value) > MAX_VALUE_CHARS:
+            raise AnswerError(
+                name, f"is {len(value)} characters long; an answer has at most {MAX_VALUE_CHARS}"
+            )
+        if found := _control(value):
+            raise AnswerError(name, f"contains a control character ({found}); answers are plain")
+
+
+def answer_field_names(study: Study, presentation: dict) -> list[str]:
+    """The names of the answer fields this task's scheme defines."""
+    kind = study.task_kind
+    if kind == Study.TaskKind.SPA:
+        names = [f"p_{i}" for i in range(len(presentation.get("questions", [])))]
+        if study.spa_collect_likert:
+            names += [f"likert_{j}" for j in range(len(presentation.get("outputs", [])))]
+        return names
+    if kind in (Study.TaskKind.LIKERT, Study.TaskKind.CONTINUOUS):
+        return ["score"]
+    return ["choice"]
+
+
 def clean_answer(study: Study, presentation: dict, data) -> CleanAnswer:
-    """Validate a submitted form against the study's scheme and map it to canonical terms."""
-    raw = {key: data.get(key) for key in data if not key.startswith(("csrf", "_"))}
+    """Validate a submitted form against the study's scheme and map it to canonical terms.
+
+    Fields are bounded and free of control characters (`check_fields`); only the fields the
+    scheme defines are kept in `raw` (what `Label.value` stores), anything else is dropped.
+    """
+    check_fields(data)
+    raw = {
+        name: str(data.get(name))
+        for name in answer_field_names(study, presentation)
+        if data.get(name) is not None
+    }
     kind = study.task_kind
     if kind in (Study.TaskKind.CATEGORICAL, Study.TaskKind.ORDINAL):
         allowed = choice_values(study)

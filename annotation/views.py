@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.shortcuts import render
 
-from annotation import selectors
+from annotation import diagnostics, selectors
 from annotation.models import Label, Unit
 
 
@@ -35,5 +35,7 @@ def study_overview(request, token: str):
         "n_annotators": study.enrolments.count(),
         "systems": study.systems.all(),
         "guide": study.current_guide(),
+        "skips": diagnostics.skips(study),
+        "gold": diagnostics.gold_supply(study),
     }
     return render(request, "annotation/study_overview.html", context)

@@ -6,7 +6,7 @@ assignment's opaque token, with the same markup for gold, repeat, attention and 
 
 import json
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
@@ -20,8 +20,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.models import Assignment, Enrolment, Output, Prompt, Ruling, Study
-from annotation.schemes import AnswerError
-from annotation.services.assignment import next_assignment, work_state
+from annotation.schemes import AnswerError, answer_field_names
+from annotation.services.assignment import next_assignment, skip, work_state
 from annotation.services.submission import CONFLICT, submit_label
 
 # Keys the page itself uses; a label asking for one of them falls back to its number.
@@ -36,7 +36,18 @@ NOTICES = {
     "reassigned": "That task had timed out and was handed to someone else, so it was not saved. "
     "Here is your next task.",
     "not_found": "That task is no longer available. Here is your next task.",
+    "paused": "The study was paused before your answer arrived, so it was not saved. It is kept "
+    "in this browser: open the task again when the study resumes to send it.",
+    "closed": "The study was closed before your answer arrived, so it was not saved. It is kept "
+    "in this browser.",
 }
+SKIP_NOTICES = {
+    "skipped": "Skipped. Here is your next task.",
+    "gone": "That task was already answered or taken back, so it was not skipped.",
+    "not_found": NOTICES["not_found"],
+}
+# Answers the study did not take: the response says so with 409 (and the page keeps the draft).
+NOT_TAKEN = {"paused", "closed"}
 BLOCKED = {
     "paused": ("The study is paused", "Please come back later; your progress is kept."),
     "quota": ("You have reached your quota", "Thank you! There is nothing more for you here."),
@@ -111,9 +122,11 @@ def submit(request, token: str):
         )
     assignment = (
         Assignment.objects.filter(token=assignment_token, annotator=request.user, study=study)
-        .only("id", "token", "presentation")
+        .only("id", "token", "presentation", "leased_at")
         .first()
     )
+    if request.POST.get("_skip"):
+        return _skip(request, study, assignment, key)
     presentation = assignment.presentation if assignment else {}
     try:
         result = submit_label(
@@ -130,7 +143,26 @@ def submit(request, token: str):
         # Nothing was stored: the same task again, the answer as typed, under a fresh key.
         return _same_task(request, study, assignment, alert=result.message, status=409)
 
-    notice = NOTICES.get(result.status, "") or result.message
+    return _next(request, study, NOTICES.get(result.status, "") or result.message, result.status)
+
+
+def _skip(request, study: Study, assignment: Assignment | None, key):
+    """Give the task back with the reason chosen, and answer with the next task."""
+    reason = request.POST.get("_skip_reason", "")
+    try:
+        outcome = skip(request.user, study, request.POST.get("_assignment", ""), reason)
+    except AnswerError as error:
+        if assignment is None:
+            return HttpResponse(error.message, status=422, content_type="text/plain")
+        alert = "Not skipped: choose why you skip this task, then press Skip again."
+        return _same_task(
+            request, study, assignment, key=key, alert=alert, status=422, skip_open=True
+        )
+    return _next(request, study, SKIP_NOTICES[outcome], outcome)
+
+
+def _next(request, study: Study, notice: str, outcome: str):
+    """After a submission or a skip: the next task (or why there is none), with the notice."""
     if not request.htmx:
         if notice:
             messages.info(request, notice)
@@ -143,7 +175,8 @@ def submit(request, token: str):
         response["HX-Redirect"] = context["redirect"]
         return response
     context["notice"] = notice
-    return render(request, "annotation/partials/swap.html", context)
+    status = 409 if outcome in NOT_TAKEN else 200
+    return render(request, "annotation/partials/swap.html", context, status=status)
 
 
 @require_GET
@@ -225,6 +258,7 @@ def task_context(
         "errors": errors,
         "question": study.question,
         "template": f"annotation/partials/task_{_TEMPLATES[kind]}.html",
+        "skip_reasons": Assignment.SkipReason.choices,
     }
     scheme = study.label_scheme or {}
     if kind == Study.TaskKind.SPA:
@@ -403,13 +437,25 @@ def _refused(request, study: Study, assignment: Assignment | None, key, error: A
     """The same task again, with the answer as typed and the message next to the field."""
     if assignment is None:
         return HttpResponse(error.message, status=422, content_type="text/plain")
-    return _same_task(
-        request, study, assignment, key=key, errors={error.field: error.message}, status=422
-    )
+    if error.field in answer_field_names(study, assignment.presentation or {}):
+        return _same_task(
+            request, study, assignment, key=key, errors={error.field: error.message}, status=422
+        )
+    # Not a field of the form (a timing, an extra field): said above the task.
+    alert = f"Not saved: {error.field} {error.message}."
+    return _same_task(request, study, assignment, key=key, alert=alert, status=422)
 
 
 def _same_task(
-    request, study: Study, assignment: Assignment, *, key=None, errors=None, alert="", status
+    request,
+    study: Study,
+    assignment: Assignment,
+    *,
+    key=None,
+    errors=None,
+    alert="",
+    status,
+    skip_open=False,
 ):
     """The task the annotator just posted, re-rendered with their answer as typed.
 
@@ -424,7 +470,7 @@ def _same_task(
     task = task_context(
         study, assignment, key=key, rendered=rendered, values=values, errors=errors or {}
     )
-    task["alert"] = alert
+    task["alert"], task["skip_open"] = alert, skip_open
     context = {"study": study, "task": task}
     if request.htmx:
         partial_status = 200 if status == 422 else status
@@ -464,48 +510,48 @@ def _ms(raw, high: int) -> int | None:
 
 
 def _timings(post, presentation: dict) -> dict:
-    """Render time (signed by the server), duration and active time (from the page), exposure."""
+    """Render time (signed by the server), duration and active time (from the page), exposure.
+
+    The page's own numbers are made plausible here rather than refused (a person's answer is
+    not turned away for a clock that jumped): the duration is at most the time since the
+    signed render, active time and exposure at most the duration. The service checks the
+    result like any client's (`submission.clean_timings`).
+    """
     rendered = _unsign_rendered(post.get("_rendered"))
     timings: dict = {}
-    duration = _ms(post.get("_duration_ms"), MAX_MS)
-    if rendered is not None:
+    high = MAX_MS
+    if rendered is not None and timezone.now() >= rendered:
         timings["rendered_at"] = rendered.isoformat()
-        since = timezone.now() - rendered
-        if duration is None and timedelta(0) <= since:
-            duration = int(min(since.total_seconds() * 1000, MAX_MS))
+        high = int((timezone.now() - rendered).total_seconds() * 1000)
+    duration = _ms(post.get("_duration_ms"), high)
+    if duration is None and rendered is not None:
+        duration = high
     if duration is not None:
         timings["duration_ms"] = duration
         active = _ms(post.get("_active_ms"), duration)
         if active is not None:
             timings["active_ms"] = active
     if presentation.get("kind") == "spa_batch":
-        timings["exposure"] = _exposure(post.get("_exposure"), presentation)
+        timings["exposure"] = _exposure(post.get("_exposure"), presentation, duration or high)
     return timings
 
 
-def _exposure(raw, presentation: dict) -> dict:
-    """The page's per-output record ({index: {ms, seen}}) keyed back to output ids."""
-    shown = presentation.get("outputs", [])
+def _exposure(raw, presentation: dict, high: int) -> dict | None:
+    """The page's per-output record ({"outputs": {index: {ms, seen}}}), made plausible; None
+    when the page measured nothing usable."""
     try:
         measured = json.loads(raw) if raw and len(raw) < 20_000 else None
     except ValueError:
         measured = None
     if not isinstance(measured, dict) or not isinstance(measured.get("outputs"), dict):
-        return {
-            "measured": False,
-            "outputs": [{"output": o, "position": j} for j, o in enumerate(shown)],
-        }
+        return None
     items = measured["outputs"]
-    outputs = []
-    for j, output_id in enumerate(shown):
+    outputs = {}
+    for j in range(len(presentation.get("outputs", []))):
         item = items.get(str(j))
         item = item if isinstance(item, dict) else {}
-        outputs.append(
-            {
-                "output": output_id,
-                "position": j,
-                "visible_ms": _ms(item.get("ms", 0), MAX_MS) or 0,
-                "seen": item.get("seen") is True,
-            }
-        )
-    return {"measured": True, "outputs": outputs}
+        outputs[str(j)] = {
+            "ms": _ms(item.get("ms", 0), high) or 0,
+            "seen": item.get("seen") is True,
+        }
+    return {"outputs": outputs}

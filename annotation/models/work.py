@@ -19,10 +19,20 @@ class Purpose(models.TextChoices):
     CALIBRATION = "calibration", "Calibration"
 
 
+class SkipReason(models.TextChoices):
+    """Why an annotator skipped a task (shown to them as a choice, counted for the lead)."""
+
+    CANNOT_JUDGE = "cannot_judge", "I cannot judge this one"
+    UNREADABLE = "unreadable", "The text is broken or unreadable"
+    UNCOMFORTABLE = "uncomfortable", "I would rather not read this content"
+    OTHER = "other", "Another reason"
+
+
 class Assignment(models.Model):
     """One presentation of a unit to one annotator, under its own opaque token."""
 
     Purpose = Purpose
+    SkipReason = SkipReason
 
     class Status(models.TextChoices):
         LEASED = "leased", "Leased"
@@ -57,6 +67,10 @@ class Assignment(models.Model):
     leased_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     closed_at = models.DateTimeField(null=True, blank=True)
+    # Why the annotator skipped it (status abandoned), "" otherwise.
+    skip_reason = models.CharField(
+        max_length=16, choices=SkipReason.choices, blank=True, default="", db_default=""
+    )
 
     class Meta:
         constraints = [

@@ -24,7 +24,8 @@ number of gunicorn threads and processes:
   (u < gold_rate), blind repeat, attention check or production, independently per position: uniform
   over the session, never first, never periodic. It happens only while production work remains and
   the annotator's quota allows at least one more task, so an injected unit is never the last one.
-  If no gold (each served to an annotator at most once), no repeat (>= repeat_min_gap_units other
+  If no gold (each served to an annotator at most once, and each gold unit to at most `overlap`
+  annotators, the least shown first), no repeat (>= repeat_min_gap_units other
   positions and repeat_min_gap_minutes after the original label) or no attention unit is available,
   the position falls back to production.
 - Skips. A unit an annotator gave back (`abandon`, status abandoned) is never offered to them
@@ -61,6 +62,7 @@ from annotation.presentation import (
     mix64,
     uniform,
 )
+from annotation.schemes import AnswerError
 
 Purpose = Assignment.Purpose
 LEASED = Assignment.Status.LEASED
@@ -291,6 +293,20 @@ _NEVER_SHOWN_SQL = (
     " AND a.annotator_id = %s LIMIT 1 OFFSET 0) ORDER BY u.shuffle_key LIMIT 1"
 )
 
+
+def _fresh_gold_sql() -> str:
+    # Gold with exposures left, never shown to this annotator; the least shown first, then from
+    # a seeded point of the ring. The row lock makes a parallel claim skip it or see its take.
+    lock = " FOR UPDATE OF u SKIP LOCKED" if _pg() else ""
+    return (
+        "SELECT u.id FROM annotation_unit u WHERE u.study_id = %s AND u.role = 'gold'"
+        " AND u.open_slots > 0"
+        " AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.unit_id = u.id"
+        " AND a.annotator_id = %s LIMIT 1 OFFSET 0)"
+        " ORDER BY u.open_slots DESC, u.shuffle_key < %s, u.shuffle_key LIMIT 1" + lock
+    )
+
+
 _REPEATABLE_SQL = (
     "SELECT a.id, a.unit_id FROM annotation_assignment a"
     " WHERE a.annotator_id = %s AND a.study_id = %s AND a.purpose = 'production'"
@@ -302,8 +318,17 @@ _REPEATABLE_SQL = (
 
 
 def _gold_unit(cursor, study: Study, role: str, annotator_id: int, seed: int, position: int):
-    """A random gold (or attention) unit this annotator was never shown, or None."""
+    """A random gold (or attention) unit this annotator was never shown, or None.
+
+    Gold is capped: each gold unit is shown to at most `overlap` annotators, like a production
+    unit (its `open_slots` count the exposures left, taken with the lease and never returned),
+    and the least shown gold comes first, so no gold item circulates more widely than real
+    work. Attention checks are only kept to once per annotator.
+    """
     start = mix64(seed, position, SALT_GOLD) >> (64 - KEY_BITS)
+    if role == Unit.Role.GOLD:
+        row = _execute(cursor, _fresh_gold_sql(), (study.id, annotator_id, start)).fetchone()
+        return row[0] if row else None
     for lo in (start, KEY_MIN):
         row = _execute(cursor, _NEVER_SHOWN_SQL, (study.id, role, lo, annotator_id)).fetchone()
         if row:
@@ -402,8 +427,8 @@ _OPEN_LEASE_SQL = (
 def _claim(annotator, study: Study, now) -> Assignment | None:
     cursor = connection.cursor()
     e = _load_enrolment(cursor, study, annotator, lock=True)
-    if e is None:
-        return None
+    if e is None or gate_reason(study, e):
+        return None  # a paused or closed study takes no answers, so its open leases are not shown
     # A statement of its own, after the lock: a subquery of the locking statement would read
     # the snapshot from before a parallel claim of this annotator committed.
     lease = _execute(
@@ -413,8 +438,6 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     ).fetchone()
     if lease is not None:
         return Assignment.objects.get(pk=lease[0])
-    if gate_reason(study, e):
-        return None
     quota_left = None
     if e.quota is not None:
         quota_left = e.quota - _active_count(annotator, study)
@@ -448,6 +471,7 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
                 purpose, unit_id = role, found
 
     production = purpose == Purpose.PRODUCTION
+    takes_slot = purpose in (Purpose.PRODUCTION, Purpose.GOLD)  # gold: one exposure of its cap
     if production:
         walk.cursor = key + 1
     else:  # the production unit stays ahead on the walk (cursor left at its key)
@@ -467,9 +491,9 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
         expires_at=now + timedelta(seconds=study.lease_seconds),
     )
     if _pg():
-        _take_insert_and_save(cursor, assignment, production, e, seed, walk)
+        _take_insert_and_save(cursor, assignment, takes_slot, e, seed, walk)
     else:
-        if production:
+        if takes_slot:
             _take_slot(cursor, unit_id)
         _insert(cursor, assignment)
         _save_enrolment(cursor, e, seed, position, walk)
@@ -527,8 +551,9 @@ _INSERT_SAVE_SQL = (
 )
 
 
-def _take_insert_and_save(cursor, a: Assignment, production: bool, e, seed: int, walk: Walk):
-    """PostgreSQL only: take the unit's slot (production), insert the lease, save the walk."""
+def _take_insert_and_save(cursor, a: Assignment, takes_slot: bool, e, seed: int, walk: Walk):
+    """PostgreSQL only: take the unit's slot (production, gold), insert the lease, save the
+    walk."""
     ops = connection.ops
     enrolment = (seed, a.position, walk.walk_pass, walk.step, walk.cursor, e.id)
     lease = (
@@ -544,7 +569,7 @@ def _take_insert_and_save(cursor, a: Assignment, production: bool, e, seed: int,
         ops.adapt_datetimefield_value(a.leased_at),
         ops.adapt_datetimefield_value(a.expires_at),
     )
-    if production:
+    if takes_slot:
         sql, params = _TAKE_INSERT_SAVE_SQL, (a.unit_id, *enrolment, *lease)
     else:
         sql, params = _INSERT_SAVE_SQL, (*enrolment, lease[0], a.unit_id, *lease[1:])
@@ -623,17 +648,43 @@ def reclaim_expired(study: Study | None = None, *, now=None, limit: int | None =
     return len(rows)
 
 
-def abandon(assignment: Assignment) -> None:
+def abandon(assignment: Assignment, reason: str = "") -> bool:
     """The annotator gives an open lease back (skip): its slot returns to the pool, once, and
-    the unit is not offered to this annotator again."""
+    the unit is not offered to this annotator again. `reason` is one of Assignment.SkipReason
+    ("" when none was given). Returns whether this call closed the lease."""
     with transaction.atomic():
         changed = Assignment.objects.filter(pk=assignment.pk, status=LEASED).update(
-            status=Assignment.Status.ABANDONED, closed_at=timezone.now()
+            status=ABANDONED, closed_at=timezone.now(), skip_reason=reason
         )
         if changed and assignment.purpose == Purpose.PRODUCTION:
             _return_slots([assignment.unit_id])
     if changed:
-        assignment.status = Assignment.Status.ABANDONED
+        assignment.status, assignment.skip_reason = ABANDONED, reason
+    return bool(changed)
+
+
+def skip(annotator, study: Study, assignment_token: str, reason: str) -> str:
+    """Skip the annotator's open task in this study with a reason (see `abandon`).
+
+    Returns "skipped", "not_found" (no such task of theirs here), or "gone" when the task was
+    answered or skipped meanwhile. Raises AnswerError for a reason not in the list.
+    Expired leases are skipped too: they were shown, and the annotator said why they pass.
+    """
+    if reason not in Assignment.SkipReason.values:
+        raise AnswerError("_skip_reason", "choose why you skip this task")
+    assignment = (
+        Assignment.objects.filter(token=assignment_token, annotator=annotator, study=study)
+        .only("id", "unit_id", "purpose", "status")
+        .first()
+    )
+    if assignment is None:
+        return "not_found"
+    if assignment.status == Assignment.Status.EXPIRED:
+        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.EXPIRED).update(
+            status=ABANDONED, skip_reason=reason
+        )
+        return "skipped"
+    return "skipped" if abandon(assignment, reason) else "gone"
 
 
 # --- progress -------------------------------------------------------------------------------

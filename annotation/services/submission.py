@@ -13,10 +13,15 @@ counted honestly: for production, only if the unit still has an open slot, which
 atomically (open_slots - 1 WHERE open_slots > 0) and only if the annotator holds no newer lease
 of the same unit; otherwise the answer is "reassigned" and nothing is stored. Gold, repeat and
 attention leases hold no slot, so a late answer to them is always stored.
+
+A paused or closed study takes no new answers ("paused" / "closed", nothing stored); a retry of
+an answer stored before still answers "duplicate".
 """
 
+import math
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
@@ -30,11 +35,19 @@ from annotation.signals import label_submitted
 
 STORED, DUPLICATE, REASSIGNED, NOT_FOUND = "stored", "duplicate", "reassigned", "not_found"
 CONFLICT = "conflict"
+PAUSED, CLOSED = "paused", "closed"
+# Work that a study takes only while it is live; qualification and calibration come before that.
+LIVE_ONLY = {"production", "gold", "repeat", "attention"}
+NOT_TAKEN = {
+    PAUSED: "The study is paused and takes no answers now, so this one was not saved.",
+    CLOSED: "The study is closed and takes no more answers, so this one was not saved.",
+}
 
 
 @dataclass(frozen=True)
 class SubmitResult:
-    status: str  # "stored" | "duplicate" | "reassigned" | "not_found" | "conflict"
+    # "stored" | "duplicate" | "reassigned" | "not_found" | "conflict" | "paused" | "closed"
+    status: str
     label: Label | None
     message: str
 
@@ -87,7 +100,7 @@ def submit_label(
     # (under the lock), and a key already used elsewhere fails the unique constraint below.
     try:
         with transaction.atomic():
-            return _store(annotator, assignment_token, data, key, db_key, timings or {}, study)
+            return _store(annotator, assignment_token, data, key, db_key, timings, study)
     except IntegrityError:
         # The key was used before (on another assignment, or a parallel post won the race).
         used = Label.objects.filter(idempotency_key=key).select_related("assignment").first()
@@ -156,15 +169,18 @@ def _locked_assignment(token: str, annotator, study) -> Assignment | None:
     return a
 
 
-def _store(annotator, token, data, key, db_key, timings: dict, study) -> SubmitResult:
+def _store(annotator, token, data, key, db_key, timings, study) -> SubmitResult:
     assignment = _locked_assignment(token, annotator, study)
     if assignment is None:
         return _not_found()
     if assignment.status == Assignment.Status.SUBMITTED:
         # A stale form or a retry under another key: the first answer stands.
         return _duplicate(Label.objects.get(assignment_id=assignment.id))
+    if (shut := _shut(assignment)) is not None:
+        return SubmitResult(shut, None, NOT_TAKEN[shut])
     answer = clean_answer(assignment.study, assignment.presentation, data)
     now = timezone.now()
+    timed = clean_timings(timings, assignment, now)
     if assignment.status != Assignment.Status.LEASED and not _retake(assignment):
         return SubmitResult(
             REASSIGNED,
@@ -191,7 +207,7 @@ def _store(annotator, token, data, key, db_key, timings: dict, study) -> SubmitR
         value=answer.raw,
         guide_version_id=assignment.guide_version_id,
         created_at=now,
-        **_timings(timings),
+        **timed,
     )
     row = _execute(
         cursor,
@@ -233,6 +249,18 @@ def _store(annotator, token, data, key, db_key, timings: dict, study) -> SubmitR
     return SubmitResult(STORED, label, "Saved.")
 
 
+def _shut(assignment: Assignment) -> str | None:
+    """ "closed" or "paused" when the study takes no answer to this assignment now, else None."""
+    status = assignment.study.status
+    if status == Study.Status.CLOSED:
+        return CLOSED
+    if status == Study.Status.PAUSED:
+        return PAUSED
+    if status != Study.Status.LIVE and assignment.purpose in LIVE_ONLY:
+        return PAUSED  # a draft or qualifying study hands out no work either
+    return None
+
+
 def _retake(assignment: Assignment) -> bool:
     """Put a late answer's lease back in force if it can be counted; False if it cannot."""
     if assignment.purpose != Assignment.Purpose.PRODUCTION:
@@ -252,26 +280,101 @@ def _retake(assignment: Assignment) -> bool:
     return True
 
 
-def _timings(timings: dict) -> dict:
-    """Label fields from the client's timings; malformed values are dropped, not trusted."""
+# How far a client's clock and the network may be off when its timings are checked.
+TIMING_SLACK = timedelta(minutes=5)
+TIMING_NAMES = ("rendered_at", "duration_ms", "active_ms", "exposure")
+
+
+def _timing_error(name: str, message: str) -> AnswerError:
+    return AnswerError(f"timings.{name}", message)
+
+
+def _milliseconds(name: str, value, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise _timing_error(name, "must be a whole number of milliseconds")
+    try:
+        number = float(value)
+    except ValueError:
+        raise _timing_error(name, "must be a whole number of milliseconds") from None
+    if not math.isfinite(number) or number != int(number):
+        raise _timing_error(name, "must be a whole number of milliseconds")
+    if not 0 <= number <= high:
+        raise _timing_error(name, f"{number:.0f} is outside 0 to {high} for this task")
+    return int(number)
+
+
+def clean_timings(timings, assignment: Assignment, now) -> dict:
+    """Label fields from a client's timings, each checked for a plausible range, or AnswerError
+    naming it: the render time within the lease (give or take TIMING_SLACK), durations between
+    0 and the time since the lease began, active time at most the duration, and an exposure
+    record only for SPA batches, one entry per output shown (see `exposure_record`)."""
+    if timings is None:
+        timings = {}
+    if not isinstance(timings, dict):
+        raise AnswerError("timings", "must be an object")
+    unknown = [str(k) for k in timings if k not in TIMING_NAMES]
+    if unknown:
+        raise AnswerError(
+            f"timings.{unknown[0][:40]}", f"is not a timing (known: {', '.join(TIMING_NAMES)})"
+        )
     out = {}
-    rendered = timings.get("rendered_at")
-    if isinstance(rendered, str):
+    earliest, latest = assignment.leased_at - TIMING_SLACK, now + TIMING_SLACK
+    if timings.get("rendered_at") is not None:
+        raw = timings["rendered_at"]
         try:
-            moment = parse_datetime(rendered)
+            moment = parse_datetime(raw) if isinstance(raw, str) and len(raw) < 64 else None
         except ValueError:
             moment = None
-        if moment is not None:
-            out["rendered_at"] = (
-                moment if timezone.is_aware(moment) else timezone.make_aware(moment)
-            )
-    for name in ("duration_ms", "active_ms"):
-        try:
-            value = int(timings.get(name))
-        except (TypeError, ValueError):
-            continue
-        if 0 <= value < 2**31:
-            out[name] = value
-    if isinstance(timings.get("exposure"), dict):
-        out["exposure"] = timings["exposure"]
+        if moment is None:
+            raise _timing_error("rendered_at", "must be an ISO 8601 date and time")
+        if timezone.is_naive(moment):
+            moment = timezone.make_aware(moment)
+        if not earliest <= moment <= latest:
+            raise _timing_error("rendered_at", "is not within this task's lease")
+        out["rendered_at"] = moment
+    longest = int((latest - assignment.leased_at).total_seconds() * 1000)
+    if timings.get("duration_ms") is not None:
+        out["duration_ms"] = _milliseconds("duration_ms", timings["duration_ms"], longest)
+    if timings.get("active_ms") is not None:
+        high = out.get("duration_ms", longest)
+        out["active_ms"] = _milliseconds("active_ms", timings["active_ms"], high)
+    if timings.get("exposure") is not None or assignment.presentation.get("kind") == "spa_batch":
+        out["exposure"] = exposure_record(
+            timings.get("exposure"), assignment.presentation, out.get("duration_ms", longest)
+        )
     return out
+
+
+def exposure_record(measured, presentation: dict, longest_ms: int) -> dict:
+    """The stored exposure of an SPA batch from the page's measure {"outputs": {display index:
+    {"ms", "seen"}}} (None: not measured): one entry per output shown, keyed back to its id."""
+    shown = presentation.get("outputs", []) if presentation.get("kind") == "spa_batch" else None
+    if shown is None:
+        raise _timing_error("exposure", "only SPA batches report exposure")
+    if measured is None:
+        return {
+            "measured": False,
+            "outputs": [{"output": o, "position": j} for j, o in enumerate(shown)],
+        }
+    items = measured.get("outputs") if isinstance(measured, dict) else None
+    if not isinstance(items, dict) or set(measured) != {"outputs"}:
+        raise _timing_error("exposure", 'must be {"outputs": {display index: {"ms", "seen"}}}')
+    if not set(items) <= {str(j) for j in range(len(shown))}:
+        last = len(shown) - 1
+        raise _timing_error("exposure", f"has an entry for an output not shown (0-{last})")
+    outputs = []
+    for j, output_id in enumerate(shown):
+        item = items.get(str(j), {})
+        if not isinstance(item, dict) or not set(item) <= {"ms", "seen"}:
+            raise _timing_error("exposure", f'entry {j} must be {{"ms": ..., "seen": ...}}')
+        if not isinstance(item.get("seen", False), bool):
+            raise _timing_error("exposure", f"entry {j}: seen must be true or false")
+        outputs.append(
+            {
+                "output": output_id,
+                "position": j,
+                "visible_ms": _milliseconds("exposure", item.get("ms", 0), longest_ms),
+                "seen": item.get("seen", False),
+            }
+        )
+    return {"measured": True, "outputs": outputs}

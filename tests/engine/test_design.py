@@ -122,7 +122,10 @@ def test_gold_is_served_once_per_annotator_and_not_counted_in_overlap():
     served = work_through(user, study, 100)
     gold_served = [a.unit_id for a in served if a.purpose == "gold"]
     assert sorted(gold_served) == sorted(u.id for u in gold)
-    assert all(u.open_slots == u.overlap for u in Unit.objects.filter(role="gold"))
+    # A gold unit's slots count its exposures left; production units are all fully labelled.
+    assert all(u.open_slots == u.overlap - 1 for u in Unit.objects.filter(role="gold"))
+    production = Label.objects.filter(study=study, purpose="production")
+    assert production.count() == Unit.objects.filter(study=study, role="production").count()
 
 
 def test_repeats_come_back_late_enough_under_a_new_token():

@@ -127,7 +127,7 @@ def test_label_copies_the_assignments_context_and_signals():
             assignment_token=a.token,
             data={"choice": "unsafe"},
             idempotency_key=str(uuid.uuid4()),
-            timings={"rendered_at": "2026-01-01T10:00:00Z", "duration_ms": 4100, "active_ms": "x"},
+            timings={"rendered_at": a.leased_at.isoformat(), "duration_ms": 4100},
         )
     finally:
         label_submitted.disconnect(receiver)
@@ -136,6 +136,7 @@ def test_label_copies_the_assignments_context_and_signals():
     assert label.purpose == "production" and label.guide_version_id == a.guide_version_id
     assert label.guide_version is not None
     assert label.duration_ms == 4100 and label.active_ms is None
+    assert label.rendered_at == a.leased_at
     assert seen == [(label.pk, study.id)]
 
 

@@ -14,6 +14,17 @@ from tests.workbench.helpers import HTMX, blind_study, form_fields, signed_in
 pytestmark = pytest.mark.django_db
 
 
+def rendered_ago(seconds: float) -> str:
+    """The signed render time of a task shown `seconds` ago (as a page held that long has)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.workbench import _sign_rendered
+
+    return _sign_rendered(timezone.now() - timedelta(seconds=seconds))
+
+
 def open_task(client, study):
     page = client.get(reverse("work-task", args=[study.token])).content.decode()
     return form_fields(page), page
@@ -121,6 +132,7 @@ def test_an_spa_batch_stores_every_probability_and_rating_for_the_right_outputs(
         "outputs": {str(j): {"ms": 1000 + j, "seen": j != 1} for j in range(len(p["outputs"]))}
     }
     data = {**fields, **answers, **ratings, "_duration_ms": "5000", "_active_ms": "4000"}
+    data["_rendered"] = rendered_ago(seconds=10)
     data["_exposure"] = json.dumps(exposure)
     post(client, study, data)
     label = Label.objects.get()
@@ -150,6 +162,7 @@ def test_active_time_is_never_more_than_the_duration(client):
     study = make_study("categorical", n_prompts=2)
     signed_in(client, study)
     fields, _ = open_task(client, study)
+    fields["_rendered"] = rendered_ago(seconds=10)
     post(client, study, {**fields, "choice": "safe", "_duration_ms": "900", "_active_ms": "99999"})
     label = Label.objects.get()
     assert (label.duration_ms, label.active_ms) == (900, 900)

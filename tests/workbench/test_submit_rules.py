@@ -54,3 +54,56 @@ def test_a_key_reused_on_another_task_is_409_and_the_task_returns_under_a_fresh_
     assert Label.objects.count() == 1
     post(client, study, {**again, "choice": "unsafe"})
     assert Label.objects.get(assignment__token=second["_assignment"]).choice == "unsafe"
+
+
+def test_only_the_schemes_fields_are_stored_from_the_form(client):
+    study = make_study(n_prompts=2)
+    signed_in(client, study)
+    fields, _ = open_task(client, study)
+    post(client, study, {**fields, "choice": "safe", "comment": "c" * 150, "hx": "1"})
+    assert Label.objects.get().value == {"choice": "safe"}
+
+
+@pytest.mark.parametrize(
+    "extra, field",
+    [({"choice": "safe\x00"}, "choice"), ({"choice": "safe", "note": "a\x00b"}, "note")],
+)
+def test_a_nul_in_any_field_is_refused_naming_it(client, extra, field):
+    study = make_study(n_prompts=2)
+    signed_in(client, study)
+    fields, _ = open_task(client, study)
+    response = post(client, study, {**fields, **extra}, htmx=False)
+    body = response.content.decode()
+    assert response.status_code == 422 and Label.objects.count() == 0
+    assert field in body and "control character" in body
+    assert form_fields(body)["_key"] == fields["_key"]
+
+
+def test_the_pages_timings_are_kept_plausible(client):
+    study = make_study(n_prompts=2)
+    signed_in(client, study)
+    fields, _ = open_task(client, study)
+    data = {**fields, "choice": "safe", "_duration_ms": str(2**31 - 1), "_active_ms": "1e12"}
+    post(client, study, data)
+    label = Label.objects.get()
+    # At most the time since the signed render: a few seconds in a test, never 24 days.
+    assert label.duration_ms < 60_000 and label.active_ms <= label.duration_ms
+
+
+@pytest.mark.parametrize("status", ["paused", "closed"])
+def test_a_late_answer_to_a_stopped_study_is_409_with_a_clear_message(client, status):
+    study = make_study(n_prompts=2)
+    signed_in(client, study)
+    fields, _ = open_task(client, study)
+    study.status = status
+    study.save()
+    response = post(client, study, {**fields, "choice": "safe"})
+    body = response.content.decode()
+    assert response.status_code == 409 and Label.objects.count() == 0
+    assert f"The study was {status} before your answer arrived" in body
+    assert "kept in this browser" in body and 'id="task-form"' not in body
+    # The task page does not show the open task while the study is stopped.
+    page = client.get(reverse("work-task", args=[study.token])).content.decode()
+    assert 'id="task-form"' not in page
+    plain = post(client, study, {**fields, "choice": "safe"}, htmx=False)
+    assert plain.status_code == 302 and Label.objects.count() == 0
