@@ -174,7 +174,7 @@ def _next(request, study: Study, notice: str, outcome: str):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = context["redirect"]
         return response
-    context["notice"] = notice
+    context["notice"], context["notice_warn"] = notice, outcome in NOT_TAKEN
     status = 409 if outcome in NOT_TAKEN else 200
     return render(request, "annotation/partials/swap.html", context, status=status)
 

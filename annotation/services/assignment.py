@@ -307,13 +307,17 @@ def _fresh_gold_sql() -> str:
     )
 
 
+# The k-th of the n eligible earlier labels (by position), k = 1 + draw mod n: uniform over
+# them (up to a bias of n / 2^62), whatever the gaps between their positions.
 _REPEATABLE_SQL = (
-    "SELECT a.id, a.unit_id FROM annotation_assignment a"
+    "SELECT c.id, c.unit_id FROM (SELECT a.id, a.unit_id,"
+    " ROW_NUMBER() OVER (ORDER BY a.position) AS k, COUNT(*) OVER () AS n"
+    " FROM annotation_assignment a"
     " WHERE a.annotator_id = %s AND a.study_id = %s AND a.purpose = 'production'"
-    " AND a.status = 'submitted' AND a.position >= %s AND a.position <= %s AND a.closed_at <= %s"
+    " AND a.status = 'submitted' AND a.position <= %s AND a.closed_at <= %s"
     " AND NOT EXISTS (SELECT 1 FROM annotation_assignment r WHERE r.repeat_of_id = a.id"
-    " AND r.status IN ('leased', 'submitted'))"
-    " ORDER BY a.position LIMIT 1"
+    " AND r.status IN ('leased', 'submitted'))) c"
+    " WHERE c.k = 1 + %s %% c.n"
 )
 
 
@@ -336,20 +340,20 @@ def _gold_unit(cursor, study: Study, role: str, annotator_id: int, seed: int, po
     return None
 
 
-def _repeatable(cursor, study: Study, annotator_id: int, seed: int, position: int, now):
-    """A random earlier production assignment far enough back to repeat: (id, unit id) or None."""
+def repeatable(cursor, study: Study, annotator_id: int, seed: int, position: int, now):
+    """The earlier production assignment to repeat at `position`, drawn uniformly among the
+    eligible ones (submitted, >= repeat_min_gap_units positions and repeat_min_gap_minutes back,
+    not under repeat now): (id, unit id), or None."""
     latest = position - study.repeat_min_gap_units - 1
     if latest < 1:
         return None
-    before = now - timedelta(minutes=study.repeat_min_gap_minutes)
-    start = 1 + int(uniform(seed, position, SALT_REPEAT) * latest)
-    for lo in (start, 1):
-        row = _execute(
-            cursor, _REPEATABLE_SQL, (annotator_id, study.id, lo, latest, before)
-        ).fetchone()
-        if row:
-            return row
-    return None
+    before = connection.ops.adapt_datetimefield_value(
+        now - timedelta(minutes=study.repeat_min_gap_minutes)
+    )
+    draw_ = mix64(seed, position, SALT_REPEAT) >> 2
+    return _execute(
+        cursor, _REPEATABLE_SQL, (annotator_id, study.id, latest, before, draw_)
+    ).fetchone()
 
 
 # --- the claim ------------------------------------------------------------------------------
@@ -461,7 +465,7 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     # the quota leaves room for at least one more).
     if role != Purpose.PRODUCTION and position > 1 and (quota_left is None or quota_left > 1):
         if role == Purpose.REPEAT:
-            found = _repeatable(cursor, study, annotator.id, seed, position, now)
+            found = repeatable(cursor, study, annotator.id, seed, position, now)
             if found:
                 purpose, repeat_of, unit_id = Purpose.REPEAT, found[0], found[1]
         else:

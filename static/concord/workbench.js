@@ -273,7 +273,8 @@
 
   // A 409 carries a page to show (the same task again, or why the study takes no answers now).
   document.addEventListener("htmx:beforeSwap", function (e) {
-    if (!task || e.detail.elt !== task.form || e.detail.xhr.status !== 409) return;
+    var from = e.detail.requestConfig ? e.detail.requestConfig.elt : e.detail.elt;
+    if (!task || from !== task.form || e.detail.xhr.status !== 409) return;
     e.detail.shouldSwap = true;
     e.detail.isError = false;
   });

@@ -10,6 +10,7 @@ from django.urls import reverse
 from annotation.models import Assignment, Label, OutputRating, SpaAnswer, Unit
 from annotation.services import setup
 from tests.browser.workbench import (
+    WAIT_SWAP,
     current_token,
     open_study,
     sign_in_with_keyboard,
@@ -235,13 +236,17 @@ def test_the_progress_bar_counts_gold_like_any_task(live_server, page):
     user = enrol(study).user
     sign_in_with_keyboard(page, live_server.url, user)
     open_study(page, live_server.url, study)
+    totals = set()
     for n in range(1, 11):  # gold is drawn at random: 10 tasks all but guarantee some
         page.keyboard.press("s")
         submit_with_enter(page)
         assert page.get_attribute("#wb-progress-bar", "value") == str(n)
-        assert page.text_content("#wb-progress .wb-progress-text").startswith(f"{n} of ")
+        text = page.text_content("#wb-progress .wb-progress-text")
+        assert text.startswith(f"{n} of ")
+        totals.add(text.split()[2])
     purposes = list(Label.objects.filter(annotator=user).values_list("purpose", flat=True))
     assert len(purposes) == 10 and "gold" in purposes
+    assert len(totals) == 1, totals  # one planned total, whatever was on screen
 
 
 def test_a_draft_is_restored_after_closing_the_tab(live_server, page, context):
@@ -280,3 +285,41 @@ def test_the_guide_opens_with_g_and_closes_with_escape(live_server, page):
     page.wait_for_selector("#wb-guide >> text=harmful advice")
     page.keyboard.press("Escape")
     assert not page.is_visible("#wb-guide")
+
+
+def test_skipping_a_task_with_a_reason(live_server, page, screenshots):
+    study, user = ready(live_server, page, "categorical", n_prompts=3)
+    token = current_token(page)
+    page.click(".wb-skip summary")
+    page.check("input[name=_skip_reason][value=cannot_judge]")
+    page.screenshot(path=str(screenshots / "skip.png"), full_page=True)
+    page.click(".wb-skip-button")
+    page.wait_for_function(WAIT_SWAP, arg=token)
+    skipped = Assignment.objects.get(token=token)
+    assert (skipped.status, skipped.skip_reason) == ("abandoned", "cannot_judge")
+    assert "Skipped" in page.text_content("#wb-status")
+    assert Label.objects.count() == 0
+
+
+def test_an_answer_refused_by_a_paused_study_stays_in_the_browser(live_server, page, screenshots):
+    study, user = ready(live_server, page, "categorical", n_prompts=3)
+    token = current_token(page)
+    page.keyboard.press("u")
+    study.status = "paused"
+    study.save()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#wb-done-title")
+    assert "paused" in page.text_content("#wb-done-title")
+    assert "not saved" in page.text_content("#wb-status")
+    page.screenshot(path=str(screenshots / "paused-answer-kept.png"), full_page=True)
+    assert Label.objects.count() == 0
+    draft = page.evaluate("t => localStorage.getItem('concord.draft.' + t)", token)
+    assert draft and '"choice":"unsafe"' in draft
+    study.status = "live"
+    study.save()
+    page.goto(live_server.url + reverse("work-task", args=[study.token]))
+    assert current_token(page) == token
+    assert page.is_checked("input[name=choice][value=unsafe]")  # restored from the draft
+    page.focus("#task-title")
+    submit_with_enter(page)
+    assert Label.objects.get().choice == "unsafe"
