@@ -711,7 +711,8 @@ def planned_total(study: Study, production: int, gold_pool: int, attention_pool:
 
     Each production task brings rate_k / (1 - sum of rates) injected tasks of kind k on average
     (the seeded draw is independent per position), bounded by what can be injected at all: each
-    gold or attention unit at most once per annotator, each earlier label repeated at most once.
+    gold or attention unit at most once per annotator, each earlier label repeated at most once;
+    plus one standard deviation, so the plan is rarely outgrown (then it grows with `done`).
     A function of study-level numbers and the annotator's production supply only, never of the
     purpose of any task they were given, so it carries no signal about the task on screen.
     """
@@ -720,9 +721,11 @@ def planned_total(study: Study, production: int, gold_pool: int, attention_pool:
     rates = (study.gold_rate, study.repeat_rate, study.attention_rate)
     share = max(1.0 - sum(rates), 0.05)
     caps = (gold_pool, production, attention_pool)
-    injected = sum(
-        min(production * rate / share, cap) for rate, cap in zip(rates, caps, strict=True)
-    )
+    means = [min(production * rate / share, cap) for rate, cap in zip(rates, caps, strict=True)]
+    # Plus one standard deviation of the count of the kinds not at their cap (about
+    # sqrt(N r) / s, r their rates), so a run of injections rarely outgrows the plan.
+    free = sum(r for r, m, c in zip(rates, means, caps, strict=True) if m < c)
+    injected = min(sum(means) + math.sqrt(production * free) / share, sum(caps))
     return production + math.floor(injected + 0.5)
 
 

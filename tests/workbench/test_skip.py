@@ -84,7 +84,7 @@ def test_skips_move_the_counter_but_not_the_total_whatever_was_skipped(client):
     study = blind_study("categorical", n_prompts=12, overlap=1, gold_rate=0.4)
     for unit in Unit.objects.filter(study=study).order_by("id")[:6]:
         setup.mark_gold(unit, {"choice": "safe"})
-    signed_in(client, study)
+    signed_in(client, study, queue_seed=616161)
     _, page = open_task(client, study)
     seen = []
     while 'id="task-form"' in page:
