@@ -1,7 +1,7 @@
 """The schemathesis run of tests/api/test_fuzz.py with many more examples per operation.
 
 CI runs a bounded number of examples per operation and role (CONCORD_FUZZ_EXAMPLES, default 10);
-this runs the same test with more (default 200) and prints operations, calls per role, the
+this runs the same test with more (default 200), randomised, and prints operations, calls per role, the
 statuses seen and the failures, from the test's call log.
 
     .venv/bin/python bench/fuzz.py [--examples 200] [pytest args...]
@@ -27,7 +27,12 @@ def main():
     args, rest = p.parse_known_args()
     with tempfile.NamedTemporaryFile(suffix=".log", delete=False) as f:
         log = f.name
-    env = dict(os.environ, CONCORD_FUZZ_EXAMPLES=str(args.examples), CONCORD_FUZZ_LOG=log)
+    env = dict(
+        os.environ,
+        CONCORD_FUZZ_EXAMPLES=str(args.examples),
+        CONCORD_FUZZ_LOG=log,
+        CONCORD_FUZZ_RANDOM="1",
+    )
     t0 = time.monotonic()
     done = subprocess.run(
         [

@@ -1,5 +1,7 @@
 """Query-string filters, each declared by name (no relation paths from the query string)."""
 
+import datetime
+
 import django_filters as filters
 from django import forms
 
@@ -47,6 +49,16 @@ class StrictFilterSet(filters.FilterSet):
                 self.form.add_error(name, "give a value, or leave the parameter out")
                 valid = False
         return valid and not self.form.errors
+
+
+class UtcDateTimeFilter(filters.IsoDateTimeFilter):
+    """An ISO 8601 moment, any offset Python accepts, compared in UTC (PostgreSQL refuses offsets
+    beyond 15:59 that Python parses, which would otherwise be a 500)."""
+
+    def filter(self, qs, value):
+        if value is not None:
+            value = value.astimezone(datetime.UTC)
+        return super().filter(qs, value)
 
 
 class StudyFilter(StrictFilterSet):
@@ -106,8 +118,8 @@ class LabelFilter(StrictFilterSet):
     guide_version = IntegerFilter(
         field_name="guide_version__number", help_text="Guide version number."
     )
-    created_after = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    created_after = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcDateTimeFilter(field_name="created_at", lookup_expr="lt")
 
     class Meta:
         model = Label

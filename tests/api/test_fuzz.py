@@ -22,7 +22,13 @@ MAX_EXAMPLES = int(os.environ.get("CONCORD_FUZZ_EXAMPLES", "10"))
 CALL_LOG = os.environ.get("CONCORD_FUZZ_LOG")
 
 schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
-schema.config.generation.update(max_examples=MAX_EXAMPLES, database="none")
+# Derandomised in the test suite (the same examples every run, so CI is repeatable); bench/fuzz.py
+# sets CONCORD_FUZZ_RANDOM=1 to explore new ones.
+schema.config.generation.update(
+    max_examples=MAX_EXAMPLES,
+    database="none",
+    deterministic=os.environ.get("CONCORD_FUZZ_RANDOM") != "1",
+)
 
 CHECKS = [
     checks.not_a_server_error,
