@@ -1,8 +1,8 @@
 """The schemathesis run of tests/api/test_fuzz.py with many more examples per operation.
 
 CI runs a bounded number of examples per operation and role (CONCORD_FUZZ_EXAMPLES, default 10);
-this runs the same test with more (default 200), randomised, and prints operations, calls per role, the
-statuses seen and the failures, from the test's call log.
+this runs the same test with more (default 200), randomised, and prints operations, calls per
+role, the statuses seen and the failures, from the test's call log.
 
     .venv/bin/python bench/fuzz.py [--examples 200] [pytest args...]
 

@@ -43,6 +43,11 @@ class SmallPagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
+    def get_page_number(self, request, paginator):
+        # A page past the end is DRF's 404; a page that is not a number at all is a 400.
+        strict_positive_int(request, "page", 1, 2**31 - 1)
+        return super().get_page_number(request, paginator)
+
     def get_page_size(self, request):
         return strict_positive_int(request, "page_size", self.page_size, self.max_page_size)
 

@@ -150,3 +150,11 @@ def test_text_filters_refuse_nul_characters(world):
     url = reverse("api-labels", args=[world.study.token])
     response = token_client(world.lead).get(url, {"annotator": "a\x00b"})
     assert response.status_code == 400 and "annotator" in response.json()
+
+
+@pytest.mark.parametrize(
+    "query", [{"page": ""}, {"page": "x"}, {"page_size": "0"}, {"page_size": ""}]
+)
+def test_malformed_paging_is_400_naming_the_parameter(world, query):
+    response = token_client(world.lead).get(reverse("api-studies"), query)
+    assert response.status_code == 400 and set(query) <= set(response.json())
