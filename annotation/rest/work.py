@@ -89,7 +89,16 @@ class SubmitSerializer(serializers.Serializer):
 
 class SubmitResultSerializer(serializers.Serializer):
     status = serializers.ChoiceField(
-        choices=["stored", "duplicate", "reassigned", "not_found", "invalid"]
+        choices=[
+            "stored",
+            "duplicate",
+            "reassigned",
+            "conflict",
+            "paused",
+            "closed",
+            "not_found",
+            "invalid",
+        ]
     )
     message = serializers.CharField(allow_blank=True)
     field = serializers.CharField(required=False, help_text="The offending field (invalid).")
