@@ -2,12 +2,21 @@
 
 from .content import Output, Prompt, System
 from .study import Comparison, Enrolment, GuideVersion, Ruling, Study
+from .training import (
+    CalibrationItem,
+    CalibrationSession,
+    QualificationItem,
+    TrainingBatch,
+    TrainingTask,
+)
 from .units import GoldAnswer, Unit, UnitOutput
 from .work import Assignment, Label, OutputRating, SpaAnswer
 from .workspace import Membership, Workspace
 
 __all__ = [
     "Assignment",
+    "CalibrationItem",
+    "CalibrationSession",
     "Comparison",
     "Enrolment",
     "GoldAnswer",
@@ -17,10 +26,13 @@ __all__ = [
     "Output",
     "OutputRating",
     "Prompt",
+    "QualificationItem",
     "Ruling",
     "SpaAnswer",
     "Study",
     "System",
+    "TrainingBatch",
+    "TrainingTask",
     "Unit",
     "UnitOutput",
     "Workspace",
