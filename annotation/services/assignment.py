@@ -411,6 +411,9 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     e = _load_enrolment(cursor, study, annotator, lock=True)
     if e is None:
         return None
+    gate = gate_reason(study, e)
+    if gate in ("pool", "qualification", "recalibration"):
+        return None  # these stop even an open lease (say, from before the guide changed)
     # A statement of its own, after the lock: a subquery of the locking statement would read
     # the snapshot from before a parallel claim of this annotator committed.
     lease = _execute(
@@ -420,7 +423,7 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     ).fetchone()
     if lease is not None:
         return Assignment.objects.get(pk=lease[0])
-    if gate_reason(study, e):
+    if gate:
         return None
     quota_left = None
     if e.quota is not None:

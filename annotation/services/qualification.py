@@ -64,13 +64,17 @@ class Candidate:
         return self.split[0][0] if self.split else ""
 
 
-def candidates(study: Study, *, split: bool = True, limit: int = 50) -> list[Candidate]:
+def candidates(
+    study: Study, *, split: bool = True, limit: int = 50, exclude_test: bool = True
+) -> list[Candidate]:
     """Production items with at least two production labels on which raters split (`split`),
-    or agreed (not `split`: easy candidates), most disputed (or most labelled) first. Items
-    already in the test, and gold or attention items, are left out."""
-    used = set(
-        QualificationItem.objects.filter(study=study).values_list("source_unit_id", flat=True)
-    )
+    or agreed (not `split`: easy candidates), most disputed (or most labelled) first. Gold and
+    attention items are left out, and so are items already in the test (`exclude_test`)."""
+    used = set()
+    if exclude_test:
+        used = set(
+            QualificationItem.objects.filter(study=study).values_list("source_unit_id", flat=True)
+        )
     rows = (
         Label.objects.filter(study=study, purpose=Assignment.Purpose.PRODUCTION)
         .filter(unit__role=Unit.Role.PRODUCTION)

@@ -303,7 +303,7 @@ def calibration_sessions(request, token: str):
     """The study's sessions, and the form that opens one on a small batch for chosen raters."""
     study = selectors.lead_study_or_404(request.user, token)
     raters = [e.user for e in study.enrolments.select_related("user").order_by("user__username")]
-    disputed = qualification.candidates(study, limit=30)
+    disputed = qualification.candidates(study, limit=30, exclude_test=False)
     disputed_texts = item_texts([c.unit.pk for c in disputed])
     choices = [
         (

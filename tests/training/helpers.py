@@ -10,11 +10,15 @@ from annotation.services.submission import submit_label
 from tests.factories import enrol, make_study
 
 
-def labelled_study(n_prompts: int = 4, raters: int = 3, disputed=("p0", "p1"), **fields):
+def labelled_study(
+    n_prompts: int = 4, raters: int = 3, disputed=("p0", "p1"), overlap=None, **fields
+):
     """A live categorical study (safe/unsafe, one system) whose production units got a label from
     each of `raters` raters: every rater says "safe", except the first rater on the units of the
-    `disputed` prompts, who says "unsafe" (a 2:1 split). Returns (study, rater enrolments)."""
-    study = make_study(n_prompts=n_prompts, systems=("alpha",), overlap=raters, **fields)
+    `disputed` prompts, who says "unsafe" (a 2:1 split). Overlap defaults to `raters` (nothing
+    left to label). Returns (study, rater enrolments)."""
+    overlap = overlap or raters
+    study = make_study(n_prompts=n_prompts, systems=("alpha",), overlap=overlap, **fields)
     enrolments = [enrol(study) for _ in range(raters)]
     for i, e in enumerate(enrolments):
         while (a := engine.next_assignment(e.user, study)) is not None:

@@ -165,3 +165,18 @@ def test_training_work_never_takes_production_slots_or_shows_up_as_progress():
     a = engine.next_assignment(e.user, study)
     assert a.purpose == "production" and a.token != lease.token
     assert engine.work_state(e.user, study).assigned >= 1
+
+
+def test_a_guide_change_stops_even_the_task_already_on_screen():
+    study = make_study(n_prompts=3)
+    e = enrol(study)
+    open_lease = engine.next_assignment(e.user, study)
+    assert open_lease is not None
+    guides.publish_version(
+        study,
+        body="v1",
+        rulings=[guides.NewRuling("R", "why", examples=tuple(resolve_items(study, "p0")))],
+        requires_recalibration=True,
+    )
+    assert engine.next_assignment(e.user, study) is None
+    assert engine.work_state(e.user, study).blocked_reason == "recalibration"
