@@ -15,7 +15,7 @@ from datetime import timedelta
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Count, Max, Value
+from django.db.models import Count, Max, Q, Value
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -48,6 +48,8 @@ class ReportConfig:
     comparisons: tuple = ()  # (id, x id, x name, y id, y name, expected)
     systems: tuple = ()  # (id, name)
     unanimous_view: bool = False
+    pool: str = ""  # a cut: only this annotator pool's labels
+    guide_version: int | None = None  # a cut: only labels made under this guide version
     n_boot: int = 1000
     n_boot_over_time: int = 100
     seed: int = 0
@@ -62,6 +64,8 @@ class ReportConfig:
             "comparisons": [list(c) for c in self.comparisons],
             "systems": [list(s) for s in self.systems],
             "unanimous_view": self.unanimous_view,
+            "pool": self.pool,
+            "guide_version": self.guide_version,
             "n_boot": self.n_boot,
             "n_boot_over_time": self.n_boot_over_time,
             "seed": self.seed,
@@ -101,6 +105,8 @@ def report_config(study: Study) -> ReportConfig:
         comparisons=comparisons,
         systems=tuple(study.systems.order_by("id").values_list("id", "name")),
         unanimous_view=bool(options and options.unanimous_view),
+        pool=options.pool if options else "",
+        guide_version=options.guide_version if options else None,
         n_boot=int(getattr(settings, "CONCORD_QC_BOOTSTRAP", 1000)),
         n_boot_over_time=int(getattr(settings, "CONCORD_QC_BOOTSTRAP_OVER_TIME", 100)),
     )
@@ -172,10 +178,28 @@ def load_snapshot(study: Study) -> Snapshot:
         return _load(study)
 
 
+def _cut(study: Study, prefix: str = "") -> Q:
+    """The report options' cut (pool, guide version) as a filter on labels (or on `prefix`)."""
+    options = ReportOptions.objects.filter(study=study).first()
+    q = Q()
+    if options and options.pool:
+        # Enrolment is unique per (study, user): the join adds no rows.
+        q &= Q(
+            **{
+                f"{prefix}annotator__enrolments__study_id": study.id,
+                f"{prefix}annotator__enrolments__pool": options.pool,
+            }
+        )
+    if options and options.guide_version is not None:
+        q &= Q(**{f"{prefix}guide_version__number": options.guide_version})
+    return q
+
+
 def _load(study: Study) -> Snapshot:
     label_count, newest = label_counts(study.id)
+    cut = _cut(study)
     labels = _stream(
-        Label.objects.filter(study_id=study.id, purpose=PRODUCTION)
+        Label.objects.filter(cut, study_id=study.id, purpose=PRODUCTION)
         .order_by("id")
         .values_list(
             "id",
@@ -214,7 +238,7 @@ def _load(study: Study) -> Snapshot:
         dtype="i8",
     )
     per_day = (
-        Label.objects.filter(study_id=study.id, purpose=PRODUCTION)
+        Label.objects.filter(cut, study_id=study.id, purpose=PRODUCTION)
         .annotate(day=TruncDate("created_at"))
         .values("day")
         .annotate(n=Count("id"), last=Max("id"), annotators=Count("annotator_id", distinct=True))
@@ -222,7 +246,7 @@ def _load(study: Study) -> Snapshot:
     )
     days = [(r["day"].isoformat(), r["n"], r["last"], r["annotators"]) for r in per_day]
     since = timezone.now() - timedelta(days=7)
-    production = Label.objects.filter(study_id=study.id, purpose=PRODUCTION)
+    production = Label.objects.filter(cut, study_id=study.id, purpose=PRODUCTION)
     active = production.filter(created_at__gte=since).values("annotator_id").distinct().count()
     total = production.values("annotator_id").distinct().count()
 
@@ -259,7 +283,9 @@ def _load(study: Study) -> Snapshot:
     if study.task_kind == Study.TaskKind.SPA:
         extra["spa"] = {
             "answers": _stream(
-                SpaAnswer.objects.filter(label__study_id=study.id, label__purpose=PRODUCTION)
+                SpaAnswer.objects.filter(
+                    _cut(study, "label__"), label__study_id=study.id, label__purpose=PRODUCTION
+                )
                 .order_by("id")
                 .values_list(
                     "label_id", "label__annotator_id", "comparison_id", "reverse", "probability"
@@ -275,7 +301,9 @@ def _load(study: Study) -> Snapshot:
                 ),
             ),
             "ratings": _stream(
-                OutputRating.objects.filter(label__study_id=study.id, label__purpose=PRODUCTION)
+                OutputRating.objects.filter(
+                    _cut(study, "label__"), label__study_id=study.id, label__purpose=PRODUCTION
+                )
                 .order_by("id")
                 .values_list(
                     "label_id", "label__annotator_id", "output__system_id", "output_id", "score"

@@ -64,6 +64,10 @@ class ReportOptions(models.Model):
     # Restricting to items every rater agreed on inflates every metric: always shown beside the
     # full-set result, never instead of it.
     unanimous_view = models.BooleanField(default=False)
+    # A cut of the report: only labels of annotators from this pool (Enrolment.pool), and only
+    # labels made under this guide version number; empty / null: all.
+    pool = models.CharField(max_length=16, blank=True, default="")
+    guide_version = models.PositiveIntegerField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

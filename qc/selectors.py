@@ -11,6 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.models import Enrolment
 from qc.models import QualityReport, RecomputeState, ReportOptions, WorkerHeartbeat
 
 SUMMARY = QualityReport.SUMMARY
@@ -93,4 +94,9 @@ def dashboard(study) -> dict:
         "worker": worker_status(state),
         "charts": charts.for_report(summary) if summary else {},
         "unanimous_view": unanimous_view(study),
+        "cut": ReportOptions.objects.filter(study=study).first(),
+        "pools": Enrolment.Pool.choices,
+        "guide_numbers": list(
+            study.guide_versions.order_by("number").values_list("number", flat=True)
+        ),
     }

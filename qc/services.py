@@ -20,7 +20,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Study
+from annotation.models import Enrolment, Study
 from qc import loaders
 from qc.models import QualityReport, RecomputeState, ReportOptions
 from qc.reports import build_report
@@ -120,6 +120,19 @@ def request_recompute(study: Study, user) -> bool:
 
 def set_unanimous_view(study: Study, on: bool) -> None:
     ReportOptions.objects.update_or_create(study=study, defaults={"unanimous_view": bool(on)})
+
+
+def set_report_cut(study: Study, *, pool: str = "", guide_version: int | None = None) -> None:
+    """Cut the study's report to one annotator pool and/or one guide version ("" / None: all).
+
+    Raises ValueError for a pool that does not exist or a version the study does not have."""
+    if pool and pool not in Enrolment.Pool.values:
+        raise ValueError(f"pool: {pool!r} is not a pool")
+    if guide_version is not None and not study.guide_versions.filter(number=guide_version).exists():
+        raise ValueError(f"guide_version: the study has no guide version {guide_version}")
+    ReportOptions.objects.update_or_create(
+        study=study, defaults={"pool": pool, "guide_version": guide_version}
+    )
 
 
 def _progress(study_id: int):
