@@ -67,45 +67,69 @@ def _design(summary, items):
         ]
 
 
-def _disagreements(summary, items):
-    yield ["unit", "labels", "majority", "majority_tied", "dawid_skene", "dawid_skene_posterior"]
-    cols = zip(
+def _item_columns(items: dict):
+    """Per item: token, the lead's external ids, whether gold and its expert answer, then votes.
+
+    External ids are the lead's own names (prompt id, system names, output as prompt:system);
+    they appear only in the lead's downloads and dashboard, never on an annotator's page.
+    """
+    n = len(items.get("unit", []))
+    blank = [""] * n
+    return zip(
         items.get("unit", []),
+        items.get("prompt", blank),
+        items.get("systems", blank),
+        items.get("output", blank),
+        items.get("gold", [False] * n),
+        items.get("gold_answer", [None] * n),
         items.get("labels", []),
         items.get("majority", []),
         items.get("majority_tied", []),
         items.get("dawid_skene", []),
         items.get("dawid_skene_posterior", []),
+        items.get("soft", [[]] * n),
         strict=False,
     )
-    for unit, n, mv, tied, ds, post in cols:
+
+
+ITEM_HEADER = [
+    "unit",
+    "prompt",
+    "systems",
+    "output",
+    "gold",
+    "gold_answer",
+    "labels",
+    "majority",
+    "majority_tied",
+    "dawid_skene",
+    "dawid_skene_posterior",
+]
+
+
+def _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post) -> list:
+    expert = category_label(answer) if answer is not None else ""
+    return [unit, prompt, systems, output, bool(gold), expert, n, category_label(mv), tied]
+
+
+def _disagreements(summary, items):
+    yield ITEM_HEADER
+    for unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post, _soft in _item_columns(
+        items
+    ):
         if mv != ds:
-            yield [unit, n, category_label(mv), tied, category_label(ds), post]
+            row = _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post)
+            yield [*row, category_label(ds), post]
 
 
 def _aggregated(summary, items):
     classes = items.get("classes", [])
-    yield [
-        "unit",
-        "labels",
-        "majority",
-        "majority_tied",
-        "dawid_skene",
-        "dawid_skene_posterior",
-        *[f"soft:{c}" for c in classes],
-    ]
-    cols = zip(
-        items.get("unit", []),
-        items.get("labels", []),
-        items.get("majority", []),
-        items.get("majority_tied", []),
-        items.get("dawid_skene", []),
-        items.get("dawid_skene_posterior", []),
-        items.get("soft", []),
-        strict=False,
-    )
-    for unit, n, mv, tied, ds, post, soft in cols:
-        yield [unit, n, category_label(mv), tied, category_label(ds), post, *soft]
+    yield [*ITEM_HEADER, *[f"soft:{c}" for c in classes]]
+    for unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post, soft in _item_columns(
+        items
+    ):
+        row = _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post)
+        yield [*row, category_label(ds), post, *soft]
 
 
 def _spa(variant):
