@@ -141,6 +141,8 @@ def _spa(variant):
             "p_x_better",
             "ci_low",
             "ci_high",
+            "t",
+            "df",
             "p_holm",
             "stars",
             "verdict",
@@ -148,12 +150,14 @@ def _spa(variant):
             "likert_difference",
             "likert_ci_low",
             "likert_ci_high",
+            "likert_t",
+            "likert_df",
             "likert_p_holm",
             "likert_stars",
             "likert_verdict",
             "likert_n",
+            "reversal",
             "protocols_disagree",
-            "likert_significant_opposite",
             "annotators_for_power_0.8",
         ]
         for r in ((summary.get("spa") or {}).get("tables") or {}).get(variant, []):
@@ -165,6 +169,8 @@ def _spa(variant):
                 s["mean"],
                 s["ci_low"],
                 s["ci_high"],
+                s.get("t"),
+                s.get("df"),
                 s["p_holm"],
                 s["stars"],
                 s["verdict"],
@@ -172,16 +178,39 @@ def _spa(variant):
                 lk.get("mean"),
                 lk.get("ci_low"),
                 lk.get("ci_high"),
+                lk.get("t"),
+                lk.get("df"),
                 lk.get("p_holm"),
                 lk.get("stars"),
                 lk.get("verdict"),
                 lk.get("n"),
+                r["reversal"],
                 r["protocols_disagree"],
-                r["likert_significant_opposite"],
                 s["n_for_power"],
             ]
 
     return table
+
+
+def _system_means(summary, items):
+    yield ["system", "n_items", "n_ratings", "mean", "ci_low", "ci_high", "reason"]
+    for s in (summary.get("systems") or {}).get("systems", []):
+        yield [
+            s["system"],
+            s["n_items"],
+            s["n_ratings"],
+            s["mean"],
+            s["ci_low"],
+            s["ci_high"],
+            s["reason"],
+        ]
+
+
+def _spa_dropped(summary, items):
+    yield ["annotator", "comparison", "p_xy_plus_p_yx", "over_tau"]
+    for d in (summary.get("spa") or {}).get("dropped", []):
+        for c in d["sums"]:
+            yield [d["annotator"], c["comparison"], c["sum"], c["over"]]
 
 
 def _bradley_terry(summary, items):
@@ -191,10 +220,17 @@ def _bradley_terry(summary, items):
 
 
 def _left_choice(summary, items):
-    yield ["annotator", "judgments", "share_left", "p"]
+    yield ["annotator", "judgments", "share_left", "p", "p_holm", "position_bias"]
     left = (summary.get("pairwise") or {}).get("left_choice") or {}
     for a in left.get("annotators", []):
-        yield [a["annotator"], a["judgments"], a["share_left"], a["p"]]
+        yield [
+            a["annotator"],
+            a["judgments"],
+            a["share_left"],
+            a["p"],
+            a.get("p_holm"),
+            a.get("position_bias"),
+        ]
 
 
 TABLES = {
@@ -207,6 +243,8 @@ TABLES = {
     "soft-labels": (_aggregated, True),
     "spa-unfiltered": (_spa("unfiltered"), False),
     "spa-filtered": (_spa("filtered"), False),
+    "spa-dropped": (_spa_dropped, False),
+    "system-means": (_system_means, False),
     "bradley-terry": (_bradley_terry, False),
     "left-choice": (_left_choice, False),
 }

@@ -154,7 +154,7 @@ def test_spa_dashboard_marks_the_preregistered_table_and_flags_reversals(client)
     client.force_login(lead_of(study))
     html = client.get(reverse("study-dashboard", args=[study.token])).content.decode()
     assert "pre-registered" in html
-    assert "Likert significant in the opposite direction" in html
+    assert 'data-flag="reversal"' in html
     assert 'id="spec-spa"' in html
     url = reverse("study-report-csv", args=[study.token, "spa-filtered"])
     rows = list(csv.reader(io.StringIO(b"".join(client.get(url).streaming_content).decode())))

@@ -298,7 +298,8 @@ def test_spa_table_flags_likert_significant_in_the_opposite_direction():
     assert row["likert"]["mean"] < 0
     assert row["likert_significant_opposite"] is True
     assert row["reversal"] is True
-    assert row["protocols_disagree"] is True
+    assert row["both_significant_opposite"] is True
+    assert row["protocols_disagree"] is False  # a reversal is flagged apart from a disagreement
 
 
 def test_pairwise_report_has_preference_agreement_bradley_terry_and_left_choice_rates(settings):
