@@ -53,6 +53,7 @@ class ReportConfig:
 
     task_kind: str
     categories: tuple = ()  # declared scale, in order (categorical, ordinal, likert)
+    category_texts: tuple = ()  # (value, display text) of the declared scale
     spa_tau: float | None = None
     spa_both_directions: bool = False
     comparisons: tuple = ()  # (id, x id, x name, y id, y name, expected)
@@ -68,6 +69,7 @@ class ReportConfig:
         return {
             "task_kind": self.task_kind,
             "categories": list(self.categories),
+            "category_texts": [list(c) for c in self.category_texts],
             "spa_tau": self.spa_tau,
             "spa_both_directions": self.spa_both_directions,
             "comparisons": [list(c) for c in self.comparisons],
@@ -97,6 +99,26 @@ def declared_categories(study: Study) -> tuple:
     return ()
 
 
+def declared_texts(study: Study) -> tuple:
+    """(value, display text) per declared category: "Medium" for "mid", "3 (Fair)" for 3."""
+    scheme = study.label_scheme or {}
+    if study.task_kind in (Study.TaskKind.CATEGORICAL, Study.TaskKind.ORDINAL):
+        return tuple(
+            (str(item["value"]), str(item.get("text") or item["value"]))
+            for item in scheme.get("labels", [])
+        )
+    points = scheme.get("points" if study.task_kind == Study.TaskKind.LIKERT else "likert_points")
+    if study.task_kind in (Study.TaskKind.LIKERT, Study.TaskKind.SPA):
+        out = []
+        for p in points or []:
+            value = float(p["value"])
+            shown = str(int(value)) if value.is_integer() else repr(value)
+            text = str(p.get("text") or "")
+            out.append((value, f"{shown} ({text})" if text and text != shown else shown))
+        return tuple(out)
+    return ()
+
+
 def report_config(study: Study) -> ReportConfig:
     from django.conf import settings
 
@@ -108,6 +130,7 @@ def report_config(study: Study) -> ReportConfig:
     return ReportConfig(
         task_kind=study.task_kind,
         categories=declared_categories(study),
+        category_texts=declared_texts(study),
         spa_tau=study.spa_tau,
         spa_both_directions=study.spa_both_directions,
         comparisons=comparisons,

@@ -134,6 +134,7 @@ def dashboard(study) -> dict:
         "state": state,
         "worker": worker_status(state),
         "charts": charts.for_report(summary) if summary else {},
+        "chart_notes": charts.empty_notes(summary) if summary else {},
         "unanimous_view": options["unanimous_view"],
         "clamp_gold": options["clamp_gold"],
     }

@@ -15,7 +15,7 @@ from analysis import labelmodels as lm
 from analysis import summaries
 from qc.loaders import ReportConfig, Snapshot
 from qc.reports.agreement import chance_corrected
-from qc.reports.common import category_label, num
+from qc.reports.common import category_label, display_label, num
 from qc.reports.labels import Labels
 
 PREVIEW_ROWS = 50
@@ -86,12 +86,12 @@ def gold_check(mv_labels, ds_labels, gold: np.ndarray, clamped: bool) -> dict:
     return out
 
 
-def _class_counts(labels: np.ndarray, classes: np.ndarray) -> list[dict]:
+def _class_counts(labels: np.ndarray, classes: np.ndarray, texts=()) -> list[dict]:
     idx = np.searchsorted(classes, labels)
     counts = np.bincount(idx, minlength=classes.size)
     total = max(int(counts.sum()), 1)
     return [
-        {"label": category_label(c), "value": c, "count": int(n), "share": n / total}
+        {"label": display_label(c, texts), "value": c, "count": int(n), "share": n / total}
         for c, n in zip(classes.tolist(), counts.tolist(), strict=True)
     ]
 
@@ -114,7 +114,9 @@ def aggregation_section(t: Labels, snap: Snapshot, config: ReportConfig) -> tupl
     mv_labels = mv.item_labels.copy()
     if clamp is not None:  # the vote of a clamped gold item is its expert answer
         mv_labels[has_gold] = clamp[1]
-    names = [category_label(c) for c in classes.tolist()]
+    names = [category_label(c) for c in classes.tolist()]  # raw, for downloads
+    texts = config.category_texts
+    shown = [display_label(c, texts) for c in classes.tolist()]  # as the page reads them
     ds_labels = ds.item_labels
     ds_conf = ds.posteriors.max(axis=1)
     disagree = mv_labels != ds_labels
@@ -125,10 +127,10 @@ def aggregation_section(t: Labels, snap: Snapshot, config: ReportConfig) -> tupl
     systems = unit_column(snap, soft.items, snap.unit_systems)
     outputs = unit_column(snap, soft.items, snap.unit_output)
     preview = np.flatnonzero(disagree)[:PREVIEW_ROWS]
-    majority = _class_counts(mv_labels, classes)
-    dawid_skene = _class_counts(ds_labels, classes)
+    majority = _class_counts(mv_labels, classes, texts)
+    dawid_skene = _class_counts(ds_labels, classes, texts)
     summary = {
-        "classes": names,
+        "classes": shown,
         "class_values": classes.tolist(),
         "n_items": int(soft.items.size),
         "n_gold_items": int(is_gold.sum()),
@@ -151,11 +153,12 @@ def aggregation_section(t: Labels, snap: Snapshot, config: ReportConfig) -> tupl
         "dawid_skene_iterations": int(ds.n_iter),
         "dawid_skene_max_iter": int(ds.max_iter),
         "dawid_skene_tol": float(ds.tol),
+        "dawid_skene_tol_text": f"{ds.tol:g}",
         "dawid_skene_loglik": num(ds.log_likelihood),
         "dawid_skene_loglik_change": num(ds.log_likelihood_change),
         "dawid_skene_loglik_change_text": _small(ds.log_likelihood_change),
         "dawid_skene_priors": [
-            {"label": n, "prior": num(p)} for n, p in zip(names, ds.priors.tolist(), strict=True)
+            {"label": n, "prior": num(p)} for n, p in zip(shown, ds.priors.tolist(), strict=True)
         ],
         "dawid_skene_reason": ds.reason or "",
         "clamped_gold": int(ds.n_clamped),
@@ -166,16 +169,16 @@ def aggregation_section(t: Labels, snap: Snapshot, config: ReportConfig) -> tupl
                 "prompt": str(prompts[i]),
                 "systems": str(systems[i]),
                 "gold": bool(is_gold[i]),
-                "gold_answer": category_label(gold[i]) if gold[i] is not None else "",
+                "gold_answer": display_label(gold[i], texts) if gold[i] is not None else "",
                 "labels": int(n_per_item[i]),
-                "majority": category_label(mv_labels[i]),
+                "majority": display_label(mv_labels[i], texts),
                 "majority_tied": bool(mv.tied[i]),
-                "dawid_skene": category_label(ds_labels[i]),
+                "dawid_skene": display_label(ds_labels[i], texts),
                 "dawid_skene_posterior": num(ds_conf[i]),
                 # A list, not a dict: a class named like a dict method ("items") stays readable.
                 "votes": [
                     {"label": c, "count": int(n)}
-                    for c, n in zip(names, soft.counts[i], strict=True)
+                    for c, n in zip(shown, soft.counts[i], strict=True)
                     if n
                 ],
             }
@@ -183,7 +186,7 @@ def aggregation_section(t: Labels, snap: Snapshot, config: ReportConfig) -> tupl
         ],
     }
     if config.unanimous_view:
-        summary["unanimous"] = unanimous_view(t, soft, mv_labels, classes)
+        summary["unanimous"] = unanimous_view(t, soft, mv_labels, classes, texts)
     items = {
         "classes": names,
         "class_values": classes.tolist(),
@@ -203,7 +206,7 @@ def aggregation_section(t: Labels, snap: Snapshot, config: ReportConfig) -> tupl
     return summary, items
 
 
-def unanimous_view(t: Labels, soft, mv_labels, classes) -> dict:
+def unanimous_view(t: Labels, soft, mv_labels, classes, texts=()) -> dict:
     """The same summaries on the items every rater agreed on, always beside the full set."""
     n_i = soft.counts.sum(axis=1)
     pairable = n_i >= 2
@@ -227,6 +230,6 @@ def unanimous_view(t: Labels, soft, mv_labels, classes) -> dict:
         "value_full": num(full.value),
         "value_unanimous": num(subset.value) if subset is not None else None,
         "reason_unanimous": (subset.reason or "") if subset is not None else "no unanimous items",
-        "majority_full": _class_counts(mv_labels[pairable], classes),
-        "majority_unanimous": _class_counts(mv_labels[unanimous], classes),
+        "majority_full": _class_counts(mv_labels[pairable], classes, texts),
+        "majority_unanimous": _class_counts(mv_labels[unanimous], classes, texts),
     }

@@ -324,3 +324,21 @@ def test_new_labels_show_the_report_of_the_same_settings_and_say_how_far_behind(
     client.force_login(lead)
     html = client.get(reverse("study-dashboard", args=[study.token])).content.decode()
     assert "1 label arrived after this report was computed" in html
+
+
+def test_external_ids_reach_the_lead_and_never_an_annotator(client, mixed):
+    from tests.factories import enrol
+
+    study, gold, people = mixed
+    services.recompute(study.pk)
+    annotator = enrol(study).user
+    client.force_login(annotator)
+    for table in ("soft-labels", "disagreements"):
+        url = reverse("study-report-csv", args=[study.token, table])
+        assert client.get(url).status_code == 404
+    assert client.get(reverse("study-dashboard", args=[study.token])).status_code == 404
+    assert client.get(reverse("study-report-json", args=[study.token])).status_code == 404
+    page = client.get(reverse("work-task", args=[study.token])).content.decode()
+    prompts = set(study.prompts.values_list("external_id", flat=True))
+    assert not any(f">{p}<" in page or f'"{p}"' in page for p in prompts)
+    assert "gold" not in page.lower()
