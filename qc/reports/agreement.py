@@ -13,6 +13,13 @@ from qc.reports.labels import TIE, Labels
 MAX_TIME_POINTS = 10
 # Raw minus chance-corrected agreement at which the page explains the prevalence paradox.
 PARADOX_GAP = 0.25
+# ... when chance alone makes two labels agree this often (sum of squared class shares): the
+# paradox is a prevalence effect, not any gap between two different statistics.
+PARADOX_CHANCE = 0.55
+
+
+def chance_share(shares) -> float:
+    return float(np.sum(np.square(np.asarray(shares, dtype=float))))
 
 
 def _without_duplicate(rows: list[dict]) -> list[dict]:
@@ -145,12 +152,14 @@ def agreement_section(t: Labels, config: ReportConfig) -> dict:
             percent is not None
             and chance is not None
             and percent - chance >= PARADOX_GAP
+            and chance_share(dist.shares) >= PARADOX_CHANCE
             and t.level != "preference"
         ):
             payload["prevalence_warning"] = (
                 f"Raw agreement ({percent:.0%}) and the chance-corrected statistic "
                 f"({chance:.2f}) diverge: the most frequent class has {dist.value:.0%} of the "
-                "labels, so raters agree often by chance alone and little beyond it (the "
+                f"labels, so two labels agree {chance_share(dist.shares):.0%} of the time by "
+                "chance alone and raters agree little beyond that (the "
                 "prevalence paradox). Read the per-class agreement below and the items where "
                 "raters disagree."
             )

@@ -373,3 +373,28 @@ def test_settings_changes_change_the_fingerprint():
     before = loaders.report_config(study).settings_hash
     Comparison.objects.filter(pk=comparisons[0].pk).update(expected="x")
     assert loaders.report_config(study).settings_hash != before
+
+
+def test_prevalence_paradox_is_explained_below_80_percent_raw_agreement_too():
+    """The issue's case: about 65% raw agreement beside a kappa near zero (random labels, 80%
+    of them in one class)."""
+    rng = np.random.default_rng(12)
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=60, systems=("alpha",))
+    people = simulate.annotators(3, prefix=f"p{study.pk}r")
+    rows = [
+        {"unit": u, "annotator": p, "choice": "safe" if rng.random() < 0.8 else "unsafe"}
+        for u in study.units.order_by("id")
+        for p in people
+    ]
+    add_labels(study, rows)
+    report = report_for(study)
+    percent, kappa = stat(report, "percent")["value"], stat(report, "chance_corrected")["value"]
+    assert 0.5 < percent < 0.8 and abs(kappa) < 0.15
+    assert "prevalence paradox" in report.summary["agreement"]["prevalence_warning"]
+    assert "interval crosses 0" in stat(report, "chance_corrected")["reading"]
+
+
+def test_no_paradox_note_when_classes_are_balanced():
+    study, _ = simulate.categorical_study(n_prompts=40, prevalence=0.5, accuracy=0.62, seed=3)
+    report = report_for(study)
+    assert "prevalence_warning" not in report.summary["agreement"]
