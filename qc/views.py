@@ -6,6 +6,7 @@ Pages show stored reports only: no statistic is computed inside a request.
 import csv
 import json
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -54,7 +55,20 @@ def _progress(request, study):
 @require_POST
 def options(request, token: str):
     study = lead_study_or_404(request.user, token)
-    services.set_unanimous_view(study, request.POST.get("unanimous_view") == "on")
+    services.set_report_options(
+        study,
+        unanimous_view=request.POST.get("unanimous_view") == "on",
+        clamp_gold=request.POST.get("clamp_gold") == "on",
+    )
+    version = request.POST.get("guide_version", "")
+    try:
+        services.set_report_cut(
+            study,
+            pool=request.POST.get("pool", ""),
+            guide_version=int(version) if version.isdigit() else None,
+        )
+    except ValueError as error:
+        messages.error(request, str(error))
     services.request_recompute(study, request.user)
     return redirect("study-dashboard", token=study.token)
 
