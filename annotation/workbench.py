@@ -19,7 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
-from annotation.models import Assignment, Enrolment, Output, Prompt, Ruling, Study
+from annotation.models import Assignment, Enrolment, Output, Prompt, Study
 from annotation.models.study import fill_writers, has_writer_placeholders
 from annotation.schemes import AnswerError, answer_field_names
 from annotation.services import calibration, guides
