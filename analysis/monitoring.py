@@ -6,6 +6,7 @@ Pure numpy/scipy over per-week counts and per-label arrays; no Django.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,13 +33,18 @@ def wilson_interval(k, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndar
     n = np.asarray(n, dtype=float)
     if np.any(k < 0) or np.any(k > n):
         raise ValueError("k: expected 0 <= k <= n")
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = _z(confidence)
     with np.errstate(invalid="ignore", divide="ignore"):
         centre = (k + z * z / 2) / (n + z * z)
         half = z * np.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
     low = np.where(n > 0, np.clip(centre - half, 0.0, 1.0), np.nan)
     high = np.where(n > 0, np.clip(centre + half, 0.0, 1.0), np.nan)
     return low, high
+
+
+@functools.lru_cache(maxsize=8)
+def _z(confidence: float) -> float:
+    return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
 @dataclass(frozen=True)

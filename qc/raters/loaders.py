@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import Value
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 
 from annotation.models import (
@@ -22,7 +24,7 @@ from annotation.models import (
     Study,
     Unit,
 )
-from qc.loaders import _consistent_read, _stream
+from qc.loaders import CHUNK, _consistent_read, _stream
 
 
 @dataclass(frozen=True)
@@ -59,13 +61,34 @@ class RaterData:
     spa: np.ndarray | None = None  # SPA answers: label, annotator, comparison, reverse, p
 
 
+def _epoch():
+    """created_at as seconds since the epoch, computed by the database (no datetime objects)."""
+    if connection.vendor == "postgresql":
+        return RawSQL("EXTRACT(EPOCH FROM annotation_label.created_at)::float8", [])
+    return RawSQL("CAST(strftime('%%s', annotation_label.created_at) AS REAL)", [])
+
+
+def _raw_stream(queryset, dtype: np.dtype) -> np.ndarray:
+    """Like qc.loaders._stream, but rows come straight from the database cursor: no Django
+    converters per row (the columns here are plain numbers and strings)."""
+    sql, params = queryset.query.sql_with_params()
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+
+        def rows():
+            while batch := cursor.fetchmany(CHUNK):
+                yield from batch
+
+        return np.fromiter(rows(), dtype=dtype)
+
+
 def load_rater_data(study: Study) -> RaterData:
     with _consistent_read():
         return _load(study)
 
 
 def _load(study: Study) -> RaterData:
-    labels = _stream(
+    labels = _raw_stream(
         Label.objects.filter(study_id=study.id)
         .order_by("id")
         .values_list(
@@ -79,7 +102,7 @@ def _load(study: Study) -> RaterData:
             Coalesce("score", Value(-1.0)),
             Coalesce("winner_id", Value(0)),
             Coalesce("guide_version_id", Value(0)),
-            "created_at",
+            _epoch(),
             Coalesce("duration_ms", Value(-1)),
             Coalesce("active_ms", Value(-1)),
             "assignment__position",
@@ -96,7 +119,7 @@ def _load(study: Study) -> RaterData:
                 ("score", "f8"),
                 ("winner", "i8"),
                 ("guide", "i8"),
-                ("created", "O"),
+                ("created", "f8"),
                 ("duration", "f8"),
                 ("active", "f8"),
                 ("position", "i8"),
@@ -109,7 +132,7 @@ def _load(study: Study) -> RaterData:
     duration[duration < 0] = np.nan
     active = labels["active"].copy()
     active[active < 0] = np.nan
-    created = np.fromiter((d.timestamp() for d in labels["created"]), float, labels.size)
+    created = labels["created"].copy()
 
     units = _stream(
         Unit.objects.filter(study_id=study.id)

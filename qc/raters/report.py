@@ -218,6 +218,7 @@ def build_rater_reports(
     fast_cut = FAST_SHARE_OF_MEDIAN * pool_median if pool_median else None
     is_fast = timed & (seconds < fast_cut) if fast_cut else np.zeros(seconds.size, bool)
     pool_fast_share = float(is_fast.sum() / timed.sum()) if timed.any() else None
+    pool_q = tuple(np.percentile(seconds[timed], [25, 75])) if timed.any() else (None, None)
 
     # --- runs of identical answers, in each rater's session order (answers they gave)
     keys, answered = _answer_keys(data)
@@ -258,9 +259,14 @@ def build_rater_reports(
         dtype=object,
     )
 
+    counted = np.isin(purpose, ["production", "gold"])
+    cuts = {
+        name: _cut_table(data.annotator, values, counted, is_gold, correct)
+        for name, values in {"guide version": guide_of_label, **slices}.items()
+    }
     by_rater = np.argsort(data.annotator, kind="stable")
-    cuts = np.searchsorted(data.annotator[by_rater], annotators[1:])
-    rows_by_rater = dict(zip(annotators.tolist(), np.split(by_rater, cuts), strict=True))
+    split_at = np.searchsorted(data.annotator[by_rater], annotators[1:])
+    rows_by_rater = dict(zip(annotators.tolist(), np.split(by_rater, split_at), strict=True))
     rep_by_rater = defaultdict(list)
     for r_i, label_i in enumerate(rep.tolist()):
         rep_by_rater[int(data.annotator[label_i])].append(r_i)
@@ -350,7 +356,7 @@ def build_rater_reports(
 
         # timing and behaviour (screening)
         page["timing"] = _timing(
-            seconds, timed, is_fast, rows, pool_median, fast_cut, pool_fast_share
+            seconds, timed, is_fast, rows, pool_median, fast_cut, pool_fast_share, pool_q
         )
         fast = bool(page["timing"] and page["timing"]["flag"])
         page["runs"] = _run_row(runs, run_of.get(a))
@@ -361,7 +367,7 @@ def build_rater_reports(
         page["tau"] = tau_rows.get(a)
         tau = bool(page["tau"] and page["tau"]["violations"])
 
-        page["cuts"] = _cuts(rows, is_gold, correct, slices, guide_of_label, purpose)
+        page["cuts"] = {name: cut[a] for name, cut in cuts.items()}
 
         fired = {
             "decline": decline,
@@ -487,14 +493,13 @@ def _repeats(data, mine, rep, orig, flipped, answers, tokens, slices, guide_of_l
     return out
 
 
-def _timing(seconds, timed, is_fast, rows, pool_median, fast_cut, pool_fast_share):
+def _timing(seconds, timed, is_fast, rows, pool_median, fast_cut, pool_fast_share, pool_q):
     mine = rows[timed[rows]]
     if mine.size == 0 or pool_median is None:
         return None
     s = seconds[mine]
-    all_s = seconds[timed]
     q1, med, q3 = np.percentile(s, [25, 50, 75])
-    p1, p3 = np.percentile(all_s, [25, 75])
+    p1, p3 = pool_q
     n_fast = int(is_fast[mine].sum())
     share = n_fast / mine.size
     flag = bool(mine.size >= 20 and (med < 0.5 * pool_median or (n_fast >= 5 and share >= 0.2)))
@@ -649,33 +654,34 @@ def _dawid_skene(found) -> dict:
     return out
 
 
-def _cut_rows(values: np.ndarray, rows, is_gold, correct, purpose) -> list[dict]:
-    keep = rows
-    out = []
-    vals = values[keep].astype(str)
-    for v in sorted(set(vals.tolist())):
-        sel = keep[vals == v]
-        g = sel[is_gold[sel]]
-        out.append(
+def _cut_table(annotator, values, counted, is_gold, correct) -> dict:
+    """Per rater, one row per value of a cut (slice or guide version): labels counted (production
+    and gold), gold items and accuracy with its Wilson interval. Vectorised over raters."""
+    raters, r_code = np.unique(annotator, return_inverse=True)
+    vals, v_code = np.unique(values.astype(str), return_inverse=True)
+    key = r_code * vals.size + v_code
+    size = raters.size * vals.size
+    labels = np.bincount(key, weights=counted, minlength=size).astype(int)
+    gold_n = np.bincount(key, weights=is_gold, minlength=size).astype(int)
+    gold_k = np.bincount(key, weights=is_gold & correct, minlength=size).astype(int)
+    seen = np.bincount(key, minlength=size) > 0
+    low, high = mon.wilson_interval(gold_k, gold_n)
+    out: dict = {int(r): [] for r in raters.tolist()}
+    for flat in np.flatnonzero(seen).tolist():
+        r, v = divmod(flat, vals.size)
+        n = int(gold_n[flat])
+        out[int(raters[r])].append(
             {
-                "value": v or "(none)",
-                "labels": int(np.isin(purpose[sel], ["production", "gold"]).sum()),
-                **{
-                    f"gold_{k}": x for k, x in _interval(int(correct[g].sum()), int(g.size)).items()
-                },
+                "value": str(vals[v]) or "(none)",
+                "labels": int(labels[flat]),
+                "gold_k": int(gold_k[flat]),
+                "gold_n": n,
+                "gold_rate": num(gold_k[flat] / n) if n else None,
+                "gold_ci_low": num(low[flat]),
+                "gold_ci_high": num(high[flat]),
             }
         )
     return out
-
-
-def _cuts(rows, is_gold, correct, slices, guide_of_label, purpose) -> dict:
-    return {
-        "guide version": _cut_rows(guide_of_label, rows, is_gold, correct, purpose),
-        **{
-            name: _cut_rows(values, rows, is_gold, correct, purpose)
-            for name, values in slices.items()
-        },
-    }
 
 
 def _pool_cut(data: RaterData, is_gold, correct) -> list[dict]:
