@@ -56,9 +56,14 @@ def _offset_reading(offset, low, high, unit: str) -> str:
 
 
 def _confound(rows_rater, rows_system, names: dict) -> dict:
-    pairs = np.stack([rows_rater, rows_system], axis=1)
-    uniq, n = np.unique(pairs, axis=0, return_counts=True)
-    counts = {(int(a), int(s)): int(c) for (a, s), c in zip(uniq.tolist(), n.tolist(), strict=True)}
+    # one integer key per (rater, system): a bincount, not a row-wise unique over 1M pairs
+    raters, r_code = np.unique(rows_rater, return_inverse=True)
+    systems, s_code = np.unique(rows_system, return_inverse=True)
+    n = np.bincount(r_code * systems.size + s_code, minlength=raters.size * systems.size)
+    counts = {
+        (int(raters[k // systems.size]), int(systems[k % systems.size])): int(n[k])
+        for k in np.flatnonzero(n).tolist()
+    }
     balance = balance_of(counts, names)
     confounded = bool(balance.warnings)
     if confounded:
