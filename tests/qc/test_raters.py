@@ -31,6 +31,14 @@ def page_of(study, user) -> dict:
     ).payload
 
 
+def report_labels(study):
+    """The long-format labels the study report aggregates (the aggregation section's input)."""
+    from qc.loaders import load_snapshot, report_config
+    from qc.reports.labels import task_labels
+
+    return task_labels(load_snapshot(study), report_config(study))
+
+
 def lead_of(study):
     return MembershipFactory(workspace=study.workspace, role=Membership.Role.LEAD).user
 
@@ -92,26 +100,25 @@ def test_repeat_flips_are_counted_and_listed(declining):
 def test_repeats_never_reach_dawid_skene_votes_or_agreement(declining):
     study, watched, _, _ = declining
     summary = QualityReport.objects.get(study=study, kind="study").payload
-    counted = Label.objects.filter(study=study, purpose="production").count()
+    counted = report_labels(study).labels.size  # production and first gold labels
     assert summary["agreement"]["statistics"][0]["n_labels"] <= counted
     votes = sum(c["majority"] for c in summary["aggregation"]["class_counts"])
     assert votes == summary["aggregation"]["n_items"]
-    # the rater's DS confusion is estimated from production labels only (no repeat)
+    # the rater's DS confusion is estimated from the report's labels: first labels on production
+    # and gold units, never a repeat
+    t = report_labels(study)
     conf = page_of(study, watched)["confusion"]
-    mine = Label.objects.filter(study=study, annotator=watched)
-    assert conf["n"] == mine.filter(purpose="production").count()
-    assert conf["n"] < mine.exclude(purpose="gold").count()
+    assert conf["n"] == int((t.raters == watched.pk).sum())
+    assert conf["n"] < Label.objects.filter(study=study, annotator=watched).count()
+    assert not np.isin(
+        t.label_ids, Label.objects.filter(purpose="repeat").values_list("id", flat=True)
+    ).any()
 
 
 def test_rater_confusion_and_rates_equal_analysis_labelmodels(declining):
     study, watched, peers, _ = declining
-    rows = list(
-        Label.objects.filter(study=study, purpose="production").values_list(
-            "unit_id", "annotator_id", "choice"
-        )
-    )
-    items, raters, labels = map(np.array, zip(*rows, strict=True))
-    fit = lm.dawid_skene(items, raters, labels)
+    t = report_labels(study)
+    fit = lm.dawid_skene(t.items, t.raters, t.labels)
     sens, spec = mon.dawid_skene_rater_rates(fit.error_rates, fit.priors)
     classes = fit.classes.tolist()
     for person in [watched, *peers]:
