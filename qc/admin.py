@@ -1,4 +1,5 @@
-"""Django admin for quality reports (read-only: workers write them) and worker heartbeats."""
+"""Django admin for quality reports (read-only: workers write them), worker heartbeats, rater
+reports, adjudications and audits (read-only here: they are made on the review pages)."""
 
 from django.contrib import admin
 
@@ -28,3 +29,36 @@ class RecomputeStateAdmin(admin.ModelAdmin):
     list_display = ["study", "stage", "progress", "pending_since", "started_at", "finished_at"]
     list_filter = ["stage"]
     readonly_fields = [f.name for f in m.RecomputeState._meta.fields]
+
+
+@admin.register(m.RaterReport)
+class RaterReportAdmin(admin.ModelAdmin):
+    list_display = ["study", "annotator", "concern", "alert", "created_at"]
+    list_filter = ["alert", "study"]
+    readonly_fields = [f.name for f in m.RaterReport._meta.fields]
+
+
+@admin.register(m.Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    """Append-only: a decision is never edited or deleted; a new one supersedes it."""
+
+    list_display = ["study", "unit", "decision", "cause", "reference", "adjudicator", "created_at"]
+    list_filter = ["decision", "cause"]
+    readonly_fields = [f.name for f in m.Adjudication._meta.fields]
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(m.Audit)
+class AuditAdmin(admin.ModelAdmin):
+    list_display = ["study", "kind", "reason", "target_annotator", "drawn_by", "created_at"]
+    list_filter = ["kind"]
+    readonly_fields = [f.name for f in m.Audit._meta.fields]
+
+
+@admin.register(m.AuditItem)
+class AuditItemAdmin(admin.ModelAdmin):
+    list_display = ["audit", "label", "verdict", "checked_by", "checked_at"]
+    list_filter = ["verdict"]
+    readonly_fields = [f.name for f in m.AuditItem._meta.fields]

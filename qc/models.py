@@ -118,3 +118,154 @@ class RecomputeState(models.Model):
         return self.started_at is not None and (
             self.finished_at is None or self.finished_at < self.started_at
         )
+
+
+class RaterReport(models.Model):
+    """One rater's monitoring numbers in one study, stored by the worker beside the study report.
+
+    Keyed by the rater report's fingerprint (labels, settings, audits and adjudications); pages
+    read the latest and never compute. `concern` is the documented ranking score.
+    """
+
+    study = models.ForeignKey(
+        "annotation.Study", on_delete=models.CASCADE, related_name="rater_reports"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rater_reports"
+    )
+    fingerprint = models.CharField(max_length=64)
+    concern = models.FloatField(default=0.0)
+    alert = models.BooleanField(default=False)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "annotator", "fingerprint"], name="rater_report_unique"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["study", "fingerprint", "-concern"], name="rater_report_rank"),
+        ]
+
+    def __str__(self) -> str:
+        return f"rater report of {self.annotator} in {self.study}"
+
+
+class Adjudication(models.Model):
+    """An expert's decision on a disagreement item: a separate record, raw labels untouched.
+
+    Append-only: a new decision on the same unit is a new row; the latest one counts.
+    """
+
+    class Cause(models.TextChoices):
+        MISSED_EVIDENCE = "missed_evidence", "Missed evidence"
+        RUBRIC_CONFLICT = "rubric_conflict", "Rubric conflict"
+        MISSING_CONTEXT = "missing_context", "Missing context"
+        GENUINE_AMBIGUITY = "genuine_ambiguity", "Genuine ambiguity"
+        LEGITIMATE_PREFERENCE = "legitimate_preference", "Legitimate preference"
+
+    class Decision(models.TextChoices):
+        REFERENCE = "reference", "Set the reference label"
+        DISTRIBUTION = "distribution", "Keep the distribution"
+        RULING = "ruling", "Propose a ruling for the guide"
+
+    study = models.ForeignKey(
+        "annotation.Study", on_delete=models.CASCADE, related_name="adjudications"
+    )
+    unit = models.ForeignKey("annotation.Unit", on_delete=models.CASCADE, related_name="+")
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    cause = models.CharField(max_length=32, choices=Cause.choices)
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    # The reference label (in the report's label space: a class, a score, a system name or "tie").
+    reference = models.CharField(max_length=200, blank=True)
+    rationale = models.TextField()
+    proposed_ruling = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(decision="reference") | ~models.Q(reference=""),
+                name="adjudication_reference_needs_label",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(decision="ruling") | ~models.Q(proposed_ruling=""),
+                name="adjudication_ruling_needs_text",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "unit", "-created_at"], name="adjudication_unit")]
+
+    def __str__(self) -> str:
+        return f"{self.get_decision_display()} on unit {self.unit_id}"
+
+
+class Audit(models.Model):
+    """A sample of labels drawn for expert checking: random (estimates the pool's error rate)
+    or targeted (a flagged rater, disagreements); the two are never pooled."""
+
+    class Kind(models.TextChoices):
+        RANDOM = "random", "Random"
+        TARGETED = "targeted", "Targeted"
+
+    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="audits")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    reason = models.CharField(max_length=300)
+    target_annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    seed = models.BigIntegerField()
+    drawn_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["random", "targeted"]), name="audit_kind_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} audit of {self.study}"
+
+
+class AuditItem(models.Model):
+    """One label drawn into an audit, and the expert's verdict on it (blank until checked)."""
+
+    class Verdict(models.TextChoices):
+        PENDING = "", "Not checked yet"
+        CORRECT = "correct", "Correct"
+        WRONG = "wrong", "Wrong"
+
+    audit = models.ForeignKey(Audit, on_delete=models.CASCADE, related_name="items")
+    label = models.ForeignKey("annotation.Label", on_delete=models.PROTECT, related_name="+")
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True, default="")
+    note = models.TextField(blank=True)
+    checked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    checked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["audit", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["audit", "label"], name="audit_item_unique"),
+            models.CheckConstraint(
+                condition=models.Q(verdict__in=["", "correct", "wrong"]),
+                name="audit_item_verdict_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"audit item {self.label_id} ({self.verdict or 'pending'})"

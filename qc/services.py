@@ -23,6 +23,7 @@ from django.utils import timezone
 from annotation.models import Study
 from qc import loaders
 from qc.models import QualityReport, RecomputeState, ReportOptions
+from qc.raters import services as rater_services
 from qc.reports import build_report
 
 logger = logging.getLogger(__name__)
@@ -170,6 +171,7 @@ def recompute(study_id: int) -> str:
     count, newest = loaders.label_counts(study_id)
     print_ = loaders.fingerprint(count, newest, config.settings_hash)
     if QualityReport.objects.filter(study_id=study_id, kind=SUMMARY, fingerprint=print_).exists():
+        rater_services.recompute_raters_safely(study, print_)
         _finish(study_id, "up to date")
         return "exists"
     try:
@@ -185,6 +187,8 @@ def recompute(study_id: int) -> str:
         stored = store_report(
             study_id, snap, print_, report, seconds, settings_hash=config.settings_hash
         )
+        _progress(study_id)("rater pages", 97)
+        rater_services.recompute_raters_safely(study, print_, snap, config, report.summary)
     except Exception as exc:
         RecomputeState.objects.filter(study_id=study_id).update(
             last_error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now(), stage="failed"

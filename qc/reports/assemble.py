@@ -16,6 +16,7 @@ from qc.reports.design import design_section
 from qc.reports.labels import task_labels
 from qc.reports.pairwise import pairwise_section
 from qc.reports.progress import progress_section
+from qc.reports.severity import severity_section
 from qc.reports.spa import spa_section
 from qc.reports.systems import systems_section
 
@@ -70,6 +71,7 @@ def build_report(snap: Snapshot, config: ReportConfig, progress: Progress | None
     step("progress", 5)
     summary["progress"] = _section("progress", progress_section, snap)
     summary["design"] = _section("design", design_section, snap, config)
+    summary["severity"] = _section("severity", severity_section, snap, config)
     t = task_labels(snap, config)
     if config.task_kind in RATED_KINDS:
         summary["systems"] = _section("systems", systems_section, t, snap, config)

@@ -80,7 +80,8 @@ def test_two_runs_on_one_snapshot_store_one_report():
     study, _ = simulate.categorical_study(n_prompts=6)
     assert services.recompute(study.pk) == "stored"
     assert services.recompute(study.pk) == "exists"
-    assert QualityReport.objects.filter(study=study).count() == 2  # summary + items, once
+    # summary + items, once; and the rater report beside them, once
+    assert QualityReport.objects.filter(study=study).count() == 3
 
 
 @pytest.mark.django_db
