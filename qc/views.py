@@ -3,7 +3,6 @@
 Pages show stored reports only: no statistic is computed inside a request.
 """
 
-import csv
 import json
 
 from django.contrib.auth.decorators import login_required
@@ -12,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.selectors import lead_study_or_404
+from concord import csvsafe
 from qc import exports, selectors, services
 
 
@@ -84,11 +84,6 @@ def report_json(request, token: str):
     return _attachment(response, f"concord-{study.token}-report.json")
 
 
-class _Echo:
-    def write(self, value):
-        return value
-
-
 @login_required
 @require_GET
 def report_csv(request, token: str, table: str):
@@ -102,7 +97,6 @@ def report_csv(request, token: str, table: str):
     if exports.needs_items(table):
         found = selectors.latest_items(study, report.fingerprint)
         items = found.payload if found else {}
-    writer = csv.writer(_Echo())
-    lines = (writer.writerow(row) for row in exports.rows(table, report.payload, items))
+    lines = csvsafe.lines(exports.rows(table, report.payload, items))
     response = StreamingHttpResponse(lines, content_type="text/csv")
     return _attachment(response, f"concord-{study.token}-{table}.csv")
