@@ -5,6 +5,7 @@ Pages show stored reports only: no statistic is computed inside a request.
 
 import json
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -27,9 +28,10 @@ def dashboard(request, token: str):
 @require_POST
 def recompute_now(request, token: str):
     study = lead_study_or_404(request.user, token)
-    services.request_recompute(study, request.user)
+    outcome = services.request_recompute(study, request.user)
     if request.htmx:
-        return _progress(request, study)
+        return _progress(request, study, notice=outcome.message)
+    (messages.success if outcome.started else messages.error)(request, outcome.message)
     return redirect("study-dashboard", token=study.token)
 
 
@@ -39,11 +41,13 @@ def progress(request, token: str):
     return _progress(request, lead_study_or_404(request.user, token))
 
 
-def _progress(request, study):
+def _progress(request, study, notice: str = ""):
     state = selectors.recompute_state(study)
     context = {
         "study": study,
         "state": state,
+        "run": selectors.run_status(state),
+        "notice": notice,
         "worker": selectors.worker_status(state),
         "report": selectors.latest_report(study),
     }
