@@ -15,6 +15,7 @@ Every request goes to 127.0.0.1 only; the run is bounded by --seconds and stops 
 """
 
 import argparse
+import http.client
 import json
 import os
 import signal
@@ -90,6 +91,32 @@ class ConnectionWatch(threading.Thread):
                 self.peak = max(self.peak, n)
 
 
+def wait_until_serving(port: int, workers: int, study_token: str, person: dict) -> float:
+    """Warm every web process up with real work-API requests, several at once so that each
+    process gets some (the first request of a process imports and compiles for seconds on a
+    loaded machine): the run measures serving, not start-up. Returns the warm-up's seconds."""
+    started = time.monotonic()
+    cookie = f"sessionid={person['session']}; csrftoken={person['csrf']}"
+
+    def hit():
+        for _ in range(3):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+            conn.request(
+                "GET",
+                f"/api/work/{study_token}/next",
+                headers={"Cookie": cookie, "Host": "127.0.0.1"},
+            )
+            conn.getresponse().read()
+            conn.close()
+
+    threads = [threading.Thread(target=hit) for _ in range(2 * workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.monotonic() - started
+
+
 def summary(clients, elapsed: float) -> dict:
     next_ms = [v for c in clients for v in c.next_ms]
     submit_ms = [v for c in clients for v in c.submit_ms]
@@ -133,6 +160,7 @@ def main():
     log.parent.mkdir(exist_ok=True)
     worker = None if args.no_worker else start_worker(args, queue, log)
     server = start_gunicorn(args, port, queue)
+    warm_up_s = wait_until_serving(port, args.workers, study.token, people[0])
     watch = ConnectionWatch(args.database)
     watch.start()
     human = [Client(port, study.token, p, args.think) for p in people[args.zero_think :]]
@@ -151,8 +179,14 @@ def main():
         elapsed = time.monotonic() - t0
     finally:
         watch.stop.set()
+        for c in human + robots:
+            c.conn.close()
         server.send_signal(signal.SIGTERM)
-        server.wait(30)
+        try:
+            server.wait(60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
         if worker is not None:
             worker.send_signal(signal.SIGTERM)
             try:
@@ -166,6 +200,7 @@ def main():
         "seconds": round(elapsed),
         "units": args.units,
         "think_mean_s": args.think,
+        "warm_up_s": round(warm_up_s),
         "all": summary(human + robots, elapsed),
         "human_paced": summary(human, elapsed),
         "zero_think": summary(robots, elapsed),

@@ -293,9 +293,15 @@ CONCORD_QC_AUTO_RECOMPUTE = env_bool("CONCORD_QC_AUTO_RECOMPUTE", True)
 CONCORD_QC_DEBOUNCE_SECONDS = float(os.environ.get("CONCORD_QC_DEBOUNCE_SECONDS", "5"))
 CONCORD_QC_BOOTSTRAP = int(os.environ.get("CONCORD_QC_BOOTSTRAP", "1000"))
 CONCORD_QC_BOOTSTRAP_OVER_TIME = int(os.environ.get("CONCORD_QC_BOOTSTRAP_OVER_TIME", "100"))
-# The dashboard warns when a broker is configured and no worker was seen for this long.
-CONCORD_QC_WORKER_SILENCE_SECONDS = float(
-    os.environ.get("CONCORD_QC_WORKER_SILENCE_SECONDS", "900")
+# The dashboard warns when a broker is configured and no worker was seen for this long (workers
+# record themselves every CONCORD_WORKER_HEARTBEAT_SECONDS).
+CONCORD_QC_WORKER_SILENCE_SECONDS = float(os.environ.get("CONCORD_QC_WORKER_SILENCE_SECONDS", "60"))
+# Each worker records that it is alive this often (qc.tasks' heartbeat loop, no task needed);
+# a run in progress refreshes its own heartbeat, and one silent this long has lost its worker.
+CONCORD_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_HEARTBEAT_SECONDS", "15"))
+CONCORD_QC_HEARTBEAT_SECONDS = float(os.environ.get("CONCORD_QC_HEARTBEAT_SECONDS", "10"))
+CONCORD_QC_HEARTBEAT_STALE_SECONDS = float(
+    os.environ.get("CONCORD_QC_HEARTBEAT_STALE_SECONDS", "60")
 )
 # A pending recomputation older than this is taken to be lost and may be queued again.
 CONCORD_QC_PENDING_STALE_SECONDS = float(os.environ.get("CONCORD_QC_PENDING_STALE_SECONDS", "600"))

@@ -274,3 +274,22 @@ def test_a_run_whose_worker_died_is_shown_as_stopped_not_storing_forever(
     assert outcome.started
     state = selectors.recompute_state(study)
     assert selectors.run_status(state) == "idle" and state.progress == 100
+
+
+def test_a_running_worker_is_seen_without_any_task_and_a_stopped_one_is_not(
+    transactional_db, tmp_path, settings
+):
+    queue = f"health-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    worker = start_worker(queue, tmp_path / "worker.log", CONCORD_WORKER_HEARTBEAT_SECONDS=1)
+    try:
+        beat = wait_for(
+            lambda: WorkerHeartbeat.objects.filter(hostname__contains=queue).first(), timeout=90
+        )
+        first = beat.seen_at
+        wait_for(
+            lambda: WorkerHeartbeat.objects.get(pk=beat.pk).seen_at > first, timeout=30
+        )  # refreshed by the loop, not by tasks (none was sent)
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+    assert not WorkerHeartbeat.objects.filter(hostname__contains=queue).exists()
