@@ -21,6 +21,7 @@ How to add a route (other helpers: read this):
 from __future__ import annotations
 
 import importlib
+import json as json_module
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ ROLES = (
 )
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 # Statuses that mean "refused": after one of these on a write, the database must be unchanged.
-REFUSED = {400, 401, 403, 404, 405, 409}
+REFUSED = {400, 401, 403, 404, 405, 409, 415, 429}
 PROLIFIC = {"PROLIFIC_PID": "5f1a2b3c4d5e6f7a8b9c0d1e", "STUDY_ID": "6a" * 12, "SESSION_ID": "s1"}
 
 
@@ -78,6 +79,8 @@ class Route:
     setup: Callable[[World], None] | None = None
     # Where the route is reached for the check (a namespace entry such as "admin:*").
     url: Callable[[World], str] | None = None
+    # Writes are sent as JSON (the REST API's only parser) instead of a form.
+    json: bool = False
 
 
 # Shorthands for the common shapes.
@@ -227,6 +230,8 @@ def request(client: Client, w: World, route: Route, name: str, method: str):
     data = route.data(w) if route.data else {}
     if method == "GET":
         return client.get(url, data)
+    if route.json:
+        return client.generic(method, url, json_module.dumps(data), content_type="application/json")
     if method == "POST":
         return client.post(url, data)
     return client.generic(method, url)
