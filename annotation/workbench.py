@@ -20,6 +20,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.models import Assignment, Enrolment, Output, Prompt, Ruling, Study
+from annotation.models.study import fill_writers, has_writer_placeholders
 from annotation.schemes import AnswerError
 from annotation.services.assignment import next_assignment, work_state
 from annotation.services.submission import submit_label
@@ -332,8 +333,17 @@ def _pair_content(presentation: dict, scheme: dict, values: dict) -> dict:
     }
 
 
+SPA_QUESTION = "What is the percent chance that Writer {x} is a better writer than Writer {y}?"
+SPA_HEADING = "Read the stories, then judge the writers"
+
+
 def _spa_content(study: Study, presentation: dict, values: dict, errors: dict) -> dict:
-    """Prompts in reading order, each with its writers' outputs, then the questions in order."""
+    """Prompts in reading order, each with its writers' outputs, then the questions in order.
+
+    The study's question is the wording of every question, its {x} and {y} filled with the two
+    writers' letters (the paper's wording when the study has none); the heading never shows a
+    placeholder. Counts of answered ratings and questions seed the page's progress line.
+    """
     letters = presentation.get("letters", {})
     shown = [int(o) for o in presentation.get("outputs", [])]
     index = {oid: j for j, oid in enumerate(shown)}
@@ -364,23 +374,43 @@ def _spa_content(study: Study, presentation: dict, values: dict, errors: dict) -
                     "index": j,
                     "name": name,
                     "error": errors.get(name, ""),
+                    "rated": bool(values.get(name)),
                     "options": _options([dict(p) for p in points], values.get(name)),
                 }
             )
         blocks.append(
-            {"number": number, "prompt": prompt_texts.get(prompt_id, ""), "writers": writers}
+            {
+                "number": number,
+                "prompt": prompt_texts.get(prompt_id, ""),
+                "writers": writers,
+                "rated": sum(w["rated"] for w in writers),
+                "has_error": any(w["error"] for w in writers),
+            }
         )
+    wording = study.question if has_writer_placeholders(study.question) else SPA_QUESTION
     questions = [
         {
             "name": f"p_{i}",
+            "number": i + 1,
             "x": q["x"],
             "y": q["y"],
+            "text": fill_writers(wording, q["x"], q["y"]),
             "value": values.get(f"p_{i}", ""),
             "error": errors.get(f"p_{i}", ""),
         }
         for i, q in enumerate(presentation.get("questions", []))
     ]
-    return {"blocks": blocks, "questions": questions, "likert": bool(points)}
+    n_outputs = sum(len(b["writers"]) for b in blocks)
+    return {
+        "blocks": blocks,
+        "questions": questions,
+        "likert": bool(points),
+        # a question with placeholders is asked per pair below; the heading says what to do
+        "question": SPA_HEADING if has_writer_placeholders(study.question) else study.question,
+        "n_outputs": n_outputs,
+        "n_rated": sum(b["rated"] for b in blocks),
+        "n_answered": sum(bool(q["value"]) for q in questions),
+    }
 
 
 # --- submission --------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 Also who is enrolled (and from which annotator pool), the versioned guide and its rulings.
 """
 
+import re
 import secrets
 
 from django.conf import settings
@@ -10,6 +11,17 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.tokens import new_token
+
+_WRITER_PLACEHOLDER = re.compile(r"\{\s*([xyXY])\s*\}")
+
+
+def has_writer_placeholders(text: str) -> bool:
+    return bool(text) and bool(_WRITER_PLACEHOLDER.search(text))
+
+
+def fill_writers(text: str, x: str = "X", y: str = "Y") -> str:
+    """An SPA question with its {x} / {y} placeholders filled (generic X and Y by default)."""
+    return _WRITER_PLACEHOLDER.sub(lambda m: x if m.group(1).lower() == "x" else y, text or "")
 
 
 class TaskKind(models.TextChoices):
@@ -139,6 +151,11 @@ class Study(models.Model):
     @property
     def is_spa(self) -> bool:
         return self.task_kind == self.TaskKind.SPA
+
+    @property
+    def question_display(self) -> str:
+        """The question as people read it outside a task: SPA's {x}/{y} filled as X and Y."""
+        return fill_writers(self.question)
 
     def current_guide(self):
         return self.guide_versions.order_by("-number").first()
