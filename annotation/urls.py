@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation import account, api, crowd, views, workbench
 
@@ -18,4 +18,5 @@ urlpatterns = [
         api.submit,
         name="api-work-submit",
     ),
+    path("", include("annotation.training.urls")),
 ]

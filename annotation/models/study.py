@@ -74,6 +74,17 @@ class Study(models.Model):
     quota_per_annotator = models.PositiveIntegerField(null=True, blank=True)
     requires_qualification = models.BooleanField(default=False)
     qualification_pass_score = models.FloatField(default=0.8)
+    qualification_attempts = models.PositiveSmallIntegerField(
+        default=2, help_text="Attempts at the qualification test each annotator gets."
+    )
+    qualification_retry_after_guide = models.BooleanField(
+        default=True, help_text="A failed annotator may retry only after re-reading the guide."
+    )
+    qualification_before_guide = models.BooleanField(
+        default=False, help_text="The test comes before the guide (the guide is hidden during it)."
+    )
+    # Annotator pools (Enrolment.pool) that may work on this study; empty: every pool.
+    allowed_pools = models.JSONField(default=list, blank=True)
 
     # System-level probabilistic assessment (Ethayarajh & Jurafsky 2022).
     spa_exposure_m = models.PositiveSmallIntegerField(
@@ -258,6 +269,8 @@ class GuideVersion(models.Model):
     body = models.TextField(help_text="The guide, in plain text or Markdown.")
     changes = models.TextField(blank=True, help_text="What changed since the previous version.")
     requires_recalibration = models.BooleanField(default=False)
+    # The short batch an annotator labels before production resumes (calibration-role units).
+    recalibration_units = models.ManyToManyField("annotation.Unit", blank=True, related_name="+")
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -278,12 +291,26 @@ class Ruling(models.Model):
     """A short, citable decision from calibration, written back into the guide."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="rulings")
+    # Null while a draft (recorded in a calibration session, not yet published).
     guide_version = models.ForeignKey(
-        GuideVersion, on_delete=models.CASCADE, related_name="rulings_introduced"
+        GuideVersion,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="rulings_introduced",
     )
     title = models.CharField(max_length=200)
     text = models.TextField()
     example = models.TextField(blank=True)
+    # The real items the ruling decides (its examples in the guide).
+    examples = models.ManyToManyField("annotation.Unit", blank=True, related_name="rulings")
+    session = models.ForeignKey(
+        "annotation.CalibrationSession",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="rulings",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
