@@ -73,6 +73,10 @@ class ReportOptions(models.Model):
     # Semi-supervised aggregation: gold items take their expert answer in the label models (off
     # by default, so that accuracy on gold stays a check of the aggregation, not a given).
     clamp_gold = models.BooleanField(default=False)
+    # A cut of the report: only labels of annotators from this pool (Enrolment.pool), and only
+    # labels made under this guide version number; empty / null: all.
+    pool = models.CharField(max_length=16, blank=True, default="")
+    guide_version = models.PositiveIntegerField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -11,6 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.models import Enrolment
 from qc.models import QualityReport, RecomputeState, ReportOptions, WorkerHeartbeat
 
 SUMMARY = QualityReport.SUMMARY
@@ -131,6 +132,8 @@ def report_options(study) -> dict:
     return {
         "unanimous_view": bool(options and options.unanimous_view),
         "clamp_gold": bool(options and options.clamp_gold),
+        "pool": options.pool if options else "",
+        "guide_version": options.guide_version if options else None,
     }
 
 
@@ -157,4 +160,9 @@ def dashboard(study) -> dict:
         "chart_notes": charts.empty_notes(summary) if summary else {},
         "unanimous_view": options["unanimous_view"],
         "clamp_gold": options["clamp_gold"],
+        "cut": options,
+        "pools": Enrolment.Pool.choices,
+        "guide_numbers": list(
+            study.guide_versions.order_by("number").values_list("number", flat=True)
+        ),
     }

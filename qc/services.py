@@ -268,6 +268,21 @@ def set_report_options(study: Study, *, unanimous_view: bool, clamp_gold: bool) 
     )
 
 
+def set_report_cut(study: Study, *, pool: str = "", guide_version: int | None = None) -> None:
+    """Cut the study's report to one annotator pool and/or one guide version ("" / None: all).
+
+    Raises ValueError for a pool that does not exist or a version the study does not have."""
+    from annotation.models import Enrolment
+
+    if pool and pool not in Enrolment.Pool.values:
+        raise ValueError(f"pool: {pool!r} is not a pool")
+    if guide_version is not None and not study.guide_versions.filter(number=guide_version).exists():
+        raise ValueError(f"guide_version: the study has no guide version {guide_version}")
+    ReportOptions.objects.update_or_create(
+        study=study, defaults={"pool": pool, "guide_version": guide_version}
+    )
+
+
 def _progress(study_id: int):
     def report(stage: str, pct: int) -> None:
         RecomputeState.objects.filter(study_id=study_id).update(

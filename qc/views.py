@@ -63,6 +63,15 @@ def options(request, token: str):
         unanimous_view=request.POST.get("unanimous_view") == "on",
         clamp_gold=request.POST.get("clamp_gold") == "on",
     )
+    version = request.POST.get("guide_version", "")
+    try:
+        services.set_report_cut(
+            study,
+            pool=request.POST.get("pool", ""),
+            guide_version=int(version) if version.isdigit() else None,
+        )
+    except ValueError as error:
+        messages.error(request, str(error))
     services.request_recompute(study, request.user)
     return redirect("study-dashboard", token=study.token)
 
