@@ -6,13 +6,17 @@ The annotator workbench lives in `annotation.workbench`; the dashboards in `qc.v
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
 from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
 from annotation import diagnostics, selectors
 from annotation.models import Label, Unit
 
 
+@require_GET
 @login_required
 def home(request):
+    """The studies the user may lead and the ones they may annotate (enrolled and a member of
+    the workspace: the selectors hold that rule)."""
     lead_studies = selectors.lead_studies_for(request.user).select_related("workspace")
     annotator_studies = selectors.annotator_studies_for(request.user).select_related("workspace")
     return render(
@@ -22,6 +26,7 @@ def home(request):
     )
 
 
+@require_GET
 @login_required
 def study_overview(request, token: str):
     study = selectors.lead_study_or_404(request.user, token)

@@ -71,7 +71,7 @@ def tasks_run_eagerly() -> bool:
 
 
 def worker_silence_limit() -> timedelta:
-    return timedelta(seconds=float(getattr(settings, "CONCORD_QC_WORKER_SILENCE_SECONDS", 900)))
+    return timedelta(seconds=float(getattr(settings, "CONCORD_QC_WORKER_SILENCE_SECONDS", 60)))
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,25 @@ def worker_status(state: RecomputeState | None) -> WorkerStatus:
 
 def recompute_state(study) -> RecomputeState | None:
     return RecomputeState.objects.filter(study=study).first()
+
+
+def run_status(state: RecomputeState | None, now=None) -> str:
+    """The study's recomputation as the worker's records show it: "running" (heartbeat fresh),
+    "stalled" (started, unfinished, heartbeat stale: its worker died), "queued" (a marker under a
+    task id), "lost" (a marker too old to be a waiting task), or "idle"."""
+    from qc.services import heartbeat_stale_after, stale_after
+
+    now = now or timezone.now()
+    if state is None:
+        return "idle"
+    if state.running:
+        beat = state.heartbeat_at or state.started_at
+        if beat is not None and now - beat > heartbeat_stale_after():
+            return "stalled"
+        return "running"
+    if state.pending_since:
+        return "lost" if now - state.pending_since > stale_after() else "queued"
+    return "idle"
 
 
 def unanimous_view(study) -> bool:
@@ -135,6 +154,7 @@ def dashboard(study) -> dict:
         # Stored by an older version of the report code (fields may be missing until recomputed).
         "outdated": bool(summary) and summary.get("version") != REPORT_VERSION,
         "state": state,
+        "run": run_status(state),
         "worker": worker_status(state),
         "charts": charts.for_report(summary) if summary else {},
         "chart_notes": charts.empty_notes(summary) if summary else {},

@@ -3,7 +3,6 @@
 Pages show stored reports only: no statistic is computed inside a request.
 """
 
-import csv
 import json
 
 from django.contrib import messages
@@ -13,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.selectors import lead_study_or_404
+from concord import csvsafe
 from qc import exports, selectors, services
 
 
@@ -28,9 +28,10 @@ def dashboard(request, token: str):
 @require_POST
 def recompute_now(request, token: str):
     study = lead_study_or_404(request.user, token)
-    services.request_recompute(study, request.user)
+    outcome = services.request_recompute(study, request.user)
     if request.htmx:
-        return _progress(request, study)
+        return _progress(request, study, notice=outcome.message)
+    (messages.success if outcome.started else messages.error)(request, outcome.message)
     return redirect("study-dashboard", token=study.token)
 
 
@@ -40,11 +41,13 @@ def progress(request, token: str):
     return _progress(request, lead_study_or_404(request.user, token))
 
 
-def _progress(request, study):
+def _progress(request, study, notice: str = ""):
     state = selectors.recompute_state(study)
     context = {
         "study": study,
         "state": state,
+        "run": selectors.run_status(state),
+        "notice": notice,
         "worker": selectors.worker_status(state),
         "report": selectors.latest_report(study),
     }
@@ -98,11 +101,6 @@ def report_json(request, token: str):
     return _attachment(response, f"concord-{study.token}-report.json")
 
 
-class _Echo:
-    def write(self, value):
-        return value
-
-
 @login_required
 @require_GET
 def report_csv(request, token: str, table: str):
@@ -116,7 +114,6 @@ def report_csv(request, token: str, table: str):
     if exports.needs_items(table):
         found = selectors.latest_items(study, report.fingerprint)
         items = found.payload if found else {}
-    writer = csv.writer(_Echo())
-    lines = (writer.writerow(row) for row in exports.rows(table, report.payload, items))
+    lines = csvsafe.lines(exports.rows(table, report.payload, items))
     response = StreamingHttpResponse(lines, content_type="text/csv")
     return _attachment(response, f"concord-{study.token}-{table}.csv")
