@@ -1,14 +1,14 @@
-"""Pages of the annotation side: home, the lead's study overview. Views stay thin.
+"""Pages of the annotation side: home. Views stay thin.
 
-The annotator workbench lives in `annotation.workbench`; the dashboards in `qc.views`.
+The annotator workbench lives in `annotation.workbench`, the lead's pages in `annotation.studio`,
+the dashboards in `qc.views`.
 """
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.shortcuts import render
 
 from annotation import selectors
-from annotation.models import Label, Unit
+from annotation.studio.selectors import lead_workspaces_for
 
 
 @login_required
@@ -18,22 +18,9 @@ def home(request):
     return render(
         request,
         "annotation/home.html",
-        {"lead_studies": lead_studies, "annotator_studies": annotator_studies},
+        {
+            "lead_studies": lead_studies,
+            "annotator_studies": annotator_studies,
+            "lead_workspaces": lead_workspaces_for(request.user),
+        },
     )
-
-
-@login_required
-def study_overview(request, token: str):
-    study = selectors.lead_study_or_404(request.user, token)
-    units_by_role = dict(
-        Unit.objects.filter(study=study).values_list("role").annotate(n=Count("id"))
-    )
-    context = {
-        "study": study,
-        "units_by_role": units_by_role,
-        "n_labels": Label.objects.filter(study=study).count(),
-        "n_annotators": study.enrolments.count(),
-        "systems": study.systems.all(),
-        "guide": study.current_guide(),
-    }
-    return render(request, "annotation/study_overview.html", context)

@@ -1,0 +1,1 @@
+"""The lead's pages: study builder, settings, launch, overview and people."""
