@@ -351,3 +351,48 @@ def attach_service_errors(form: forms.BaseForm, error: ValidationError) -> list[
         else:
             leftover += [f"{name.replace('_', ' ')}: {m}" for m in messages]
     return leftover
+
+
+# --- people -----------------------------------------------------------------------------------
+
+
+def _pool_choices(study: Study):
+    return [(v, label) for v, label in Enrolment.Pool.choices if study.pool_allowed(v)]
+
+
+class EnrolmentFields(forms.Form):
+    pool = forms.ChoiceField(choices=Enrolment.Pool.choices)
+    quota = forms.IntegerField(
+        required=False, min_value=1, label="Quota (tasks)", help_text="Empty: the study's quota."
+    )
+
+    def __init__(self, *args, study: Study, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["pool"].choices = _pool_choices(study)
+
+
+class AddUserForm(EnrolmentFields):
+    username = forms.CharField(max_length=150, label="Username of an existing account")
+    field_order = ["username", "pool", "quota"]
+
+
+class InviteForm(EnrolmentFields):
+    note = forms.CharField(max_length=200, required=False, label="Note (for you: whom it is for)")
+    valid_days = forms.IntegerField(min_value=1, max_value=90, initial=7, label="Valid for (days)")
+
+
+class AcceptInviteForm(forms.Form):
+    password = forms.CharField(
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        label="Choose a password",
+    )
+    password_again = forms.CharField(
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+        label="The password again",
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("password") and data.get("password") != data.get("password_again"):
+            self.add_error("password_again", "The two passwords differ.")
+        return data

@@ -87,6 +87,7 @@ class AnnotatorRow:
     open_leases: int
     last_label_at: object
     quota: int | None
+    enrolment: Enrolment
 
 
 def annotator_rows(study: Study, now=None) -> list[AnnotatorRow]:
@@ -119,6 +120,42 @@ def annotator_rows(study: Study, now=None) -> list[AnnotatorRow]:
                 open_leases=leases.get(e.user_id, 0),
                 last_label_at=got.get("last"),
                 quota=e.quota if e.quota is not None else study.quota_per_annotator,
+                enrolment=e,
             )
         )
     return rows
+
+
+# What each platform appends to the study URL, in its own placeholder syntax.
+CROWD_QUERY = {
+    Study.CrowdPlatform.PROLIFIC: (
+        "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    ),
+    # MTurk adds workerId, assignmentId and hitId to an ExternalQuestion URL by itself.
+    Study.CrowdPlatform.MTURK: "",
+}
+
+
+def crowd_entry_link(study: Study, site_root: str) -> str:
+    """The study URL to paste into Prolific or MTurk ("" when the study has no crowd platform).
+    `site_root` is this site's absolute root URL, e.g. "https://concord.example.org/"."""
+    if not study.crowd_platform:
+        return ""
+    from django.urls import reverse
+
+    path = reverse("crowd-entry", args=[study.token])
+    return site_root.rstrip("/") + path + CROWD_QUERY[study.crowd_platform]
+
+
+def may_deactivate(lead, user, workspace: Workspace) -> bool:
+    """A lead may close an account only if it belongs to their workspace alone and is not staff
+    or a lead (staff may close any non-staff account): no lead can lock someone out elsewhere."""
+    if user.is_staff or user.is_superuser or user.pk == lead.pk:
+        return False
+    if lead.is_staff:
+        return True
+    memberships = Membership.objects.filter(user=user)
+    return (
+        not memberships.exclude(workspace=workspace).exists()
+        and not memberships.filter(role=Membership.Role.LEAD).exists()
+    )

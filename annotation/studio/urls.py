@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from annotation.studio import views
+from annotation.studio import people, views
 
 urlpatterns = [
     path("studies/new/", views.new_study, name="studio-new-study"),
@@ -12,4 +12,22 @@ urlpatterns = [
     path("studies/<str:token>/settings/", views.study_settings, name="studio-settings"),
     path("studies/<str:token>/launch/", views.launch, name="studio-launch"),
     path("studies/<str:token>/status/", views.set_status, name="studio-set-status"),
+    path("studies/<str:token>/people/", people.people_page, name="studio-people"),
+    path("studies/<str:token>/people/invite/", people.invite, name="studio-invite"),
+    path(
+        "studies/<str:token>/people/invites/<int:invite_id>/withdraw/",
+        people.revoke,
+        name="studio-revoke-invite",
+    ),
+    path(
+        "studies/<str:token>/people/<int:enrolment_id>/",
+        people.update_enrolment,
+        name="studio-enrolment",
+    ),
+    path(
+        "studies/<str:token>/people/<int:enrolment_id>/remove/",
+        people.remove,
+        name="studio-remove",
+    ),
+    path("invite/<str:secret>/", people.accept_invite, name="invite-accept"),
 ]
