@@ -14,7 +14,7 @@ from annotation.studio.selectors import lead_workspaces_for
 @login_required
 def home(request):
     lead_studies = selectors.lead_studies_for(request.user).select_related("workspace")
-    annotator_studies = selectors.annotator_studies_for(request.user).select_related("workspace")
+    annotator_studies = selectors.annotator_home(request.user)
     return render(
         request,
         "annotation/home.html",

@@ -1,1 +1,0 @@
-"""The lead's pages: study builder, settings, launch, overview and people."""

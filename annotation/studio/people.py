@@ -43,8 +43,8 @@ def _apply_errors(form, error: ValidationError) -> None:
         form.add_error(None, message)
 
 
-@login_required
 @require_http_methods(["GET", "POST"])
+@login_required
 def people_page(request, token: str):
     """Who works on the study; POST adds an existing account by username."""
     study = selectors.lead_study_or_404(request.user, token)
@@ -69,8 +69,8 @@ def people_page(request, token: str):
     )
 
 
-@login_required
 @require_POST
+@login_required
 @never_cache
 def invite(request, token: str):
     """Make a single-use invite link; it is shown on this response only (only its hash is kept)."""
@@ -96,8 +96,8 @@ def invite(request, token: str):
     return render(request, "annotation/studio/people.html", context)
 
 
-@login_required
 @require_POST
+@login_required
 def revoke(request, token: str, invite_id: int):
     study = selectors.lead_study_or_404(request.user, token)
     invites.revoke_invite(get_object_or_404(Invite, pk=invite_id, study=study))
@@ -105,8 +105,8 @@ def revoke(request, token: str, invite_id: int):
     return redirect("studio-people", token=study.token)
 
 
-@login_required
 @require_POST
+@login_required
 def update_enrolment(request, token: str, enrolment_id: int):
     study = selectors.lead_study_or_404(request.user, token)
     enrolment = get_object_or_404(Enrolment, pk=enrolment_id, study=study)
@@ -125,8 +125,8 @@ def update_enrolment(request, token: str, enrolment_id: int):
     return redirect("studio-people", token=study.token)
 
 
-@login_required
 @require_POST
+@login_required
 def remove(request, token: str, enrolment_id: int):
     """Take an annotator out of the study's workspace (`people.remove_membership`), or, with
     `deactivate`, close their account (`people.deactivate_user`) when the lead may: their open

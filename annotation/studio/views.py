@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
 from annotation.services import studies
@@ -18,8 +18,8 @@ from annotation.studio import forms
 from annotation.studio import selectors as studio_selectors
 
 
-@login_required
 @require_http_methods(["GET", "POST"])
+@login_required
 def new_study(request, slug: str | None = None):
     """Name, workspace and task kind; the kind's own settings come on the next page."""
     workspaces = studio_selectors.lead_workspaces_for(request.user)
@@ -47,6 +47,7 @@ def new_study(request, slug: str | None = None):
     return render(request, "annotation/studio/new_study.html", {"form": form})
 
 
+@require_GET
 @login_required
 def workspace(request, slug: str):
     ws = studio_selectors.lead_workspace_or_404(request.user, slug)
@@ -58,6 +59,7 @@ def workspace(request, slug: str):
     return render(request, "annotation/studio/workspace.html", context)
 
 
+@require_GET
 @login_required
 def overview(request, token: str):
     """Where the study stands: units per state, per annotator, labels needed at the pace."""
@@ -76,8 +78,8 @@ def overview(request, token: str):
     return render(request, "annotation/studio/overview.html", context)
 
 
-@login_required
 @require_http_methods(["GET", "POST"])
+@login_required
 def study_settings(request, token: str):
     """Every setting the study's kind uses, its scheme as fields, and the lock rules shown."""
     study = selectors.lead_study_or_404(request.user, token)
@@ -147,8 +149,8 @@ def _save_settings(study, form, editor, comparisons, locked) -> dict | None:
     return None
 
 
+@require_GET
 @login_required
-@require_http_methods(["GET"])
 def launch(request, token: str):
     """The checklist that must pass before live, and the moves the study's status allows."""
     study = selectors.lead_study_or_404(request.user, token)
@@ -185,8 +187,8 @@ def _moves(study) -> list[dict]:
     return moves
 
 
-@login_required
 @require_POST
+@login_required
 def set_status(request, token: str):
     study = selectors.lead_study_or_404(request.user, token)
     target = request.POST.get("status", "")
