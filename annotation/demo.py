@@ -540,9 +540,10 @@ def simulate_labels(studies: dict[str, Study], seed: int = 11) -> int:
         (studies["story"], 24, _spa_answer),
         (studies["food"], 3, _food_answer),
         (studies["pairwise"], 3, _pairwise_answer),
-        (studies["likert"], 3, _likert_answer),
-        (studies["continuous"], 3, _continuous_answer),
-        (studies["ordinal"], 3, _ordinal_answer),
+        # Two simulated people on an overlap of 3: a slot of every unit is left for annotator1.
+        (studies["likert"], 2, _likert_answer),
+        (studies["continuous"], 2, _continuous_answer),
+        (studies["ordinal"], 2, _ordinal_answer),
     ]:
         for i in range(n_people):
             user = _ensure_user(f"sim-{study.task_kind}-{i + 1:02d}")

@@ -41,8 +41,10 @@ def answer(page, kind: str) -> None:
         page.keyboard.press("4")
     elif kind == "continuous":
         page.keyboard.type("70")
-    elif kind in ("categorical", "ordinal"):
-        page.keyboard.press("1")
+    elif kind == "categorical":
+        page.keyboard.press("y")  # the default scheme's keys: y(es) / n(o)
+    elif kind == "ordinal":
+        page.keyboard.press("m")  # l(ow) / m(edium) / h(igh)
     elif kind == "pairwise":
         page.keyboard.press("ArrowLeft")
     else:  # spa: one probability per question (Likert on the SPA page is off here)
@@ -176,5 +178,5 @@ def test_the_workspace_page_lists_studies_and_offers_new_study(live_server, page
     page.goto(
         live_server.url + reverse("studio-workspace", args=[lead.memberships.get().workspace.slug])
     )
-    assert page.locator("text=New study").is_visible()
+    assert page.locator("a.button:has-text('New study')").is_visible()
     shot(page, screenshots, "workspace")
