@@ -10,7 +10,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import NoReverseMatch, reverse
 
-from annotation.models import Membership, Study
+from annotation.models import ApiToken, Membership, Study, Workspace
 
 
 def studies_for(user) -> QuerySet[Study]:
@@ -140,3 +140,21 @@ def annotator_home(user) -> list[StudyCard]:
             StudyCard(study, int(state.done), int(state.assigned), reason, title, text, url, label)
         )
     return cards
+
+
+def lead_workspaces_for(user) -> QuerySet[Workspace]:
+    """Workspaces the user leads: staff all, leads their own (annotators none)."""
+    if not user.is_authenticated:
+        return Workspace.objects.none()
+    if user.is_staff:
+        return Workspace.objects.all()
+    return Workspace.objects.filter(
+        memberships__user=user, memberships__role=Membership.Role.LEAD
+    ).distinct()
+
+
+def api_tokens_for(user) -> QuerySet[ApiToken]:
+    """The user's own API tokens, newest first (revoked ones included, marked as such)."""
+    if not user.is_authenticated:
+        return ApiToken.objects.none()
+    return ApiToken.objects.filter(user=user)

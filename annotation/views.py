@@ -8,7 +8,6 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
 from annotation import selectors
-from annotation.studio.selectors import lead_workspaces_for
 
 
 @login_required
@@ -21,6 +20,6 @@ def home(request):
         {
             "lead_studies": lead_studies,
             "annotator_studies": annotator_studies,
-            "lead_workspaces": lead_workspaces_for(request.user),
+            "lead_workspaces": selectors.lead_workspaces_for(request.user),
         },
     )

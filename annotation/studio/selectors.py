@@ -11,19 +11,9 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from annotation.models import Assignment, Enrolment, Label, Membership, Study, Unit, Workspace
+from annotation.selectors import lead_workspaces_for
 
 PACE_WINDOW = timedelta(hours=24)
-
-
-def lead_workspaces_for(user):
-    """Workspaces the user may create studies in: staff every one, leads their own."""
-    if not user.is_authenticated:
-        return Workspace.objects.none()
-    if user.is_staff:
-        return Workspace.objects.all()
-    return Workspace.objects.filter(
-        memberships__user=user, memberships__role=Membership.Role.LEAD
-    ).distinct()
 
 
 def lead_workspace_or_404(user, slug: str) -> Workspace:
