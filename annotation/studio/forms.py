@@ -100,6 +100,9 @@ class StudySettingsForm(forms.ModelForm):
             "repeat_min_gap_units": "Repeat spacing (tasks in between, at least)",
             "repeat_min_gap_minutes": "Repeat spacing (minutes in between, at least)",
             "spa_exposure_m": "Exposure m (prompts per batch)",
+            "spa_fixed_sample": "Fixed sample",
+            "spa_both_directions": "Ask both directions (P[X>Y] and, later, P[Y>X])",
+            "spa_collect_likert": "Collect Likert ratings on the SPA page",
             "spa_tau": "Pre-registered tau (empty = no filter)",
         }
         widgets = {
