@@ -25,6 +25,10 @@ __all__ = [
 
 _TIE_BREAKS = ("random", "lowest")
 _INITS = ("proportions", "majority")
+# A cap that convergence, not the cap, ends in practice: a 5M-label study converges in ~60 EM
+# iterations, small or weakly identified ones can need several hundred or a few thousand.
+DS_MAX_ITER = 10_000
+DS_TOL = 1e-6
 
 
 # --------------------------------------------------------------------------- helpers
@@ -191,11 +195,20 @@ class DawidSkeneResult:
     n_labels: int
     init: str
     reason: str  # "" when converged
+    tol: float = DS_TOL
+    max_iter: int = DS_MAX_ITER
+    n_clamped: int = 0  # items held at a given class (semi-supervised), 0 for plain EM
 
     @property
     def item_labels(self) -> np.ndarray:
         """Most probable class per item (the first class in `classes` order on exact ties)."""
         return self.classes[np.argmax(self.posteriors, axis=1)]
+
+    @property
+    def log_likelihood_change(self) -> float:
+        """Change of the log-likelihood over the last iteration (NaN after a single E-step)."""
+        trace = self.log_likelihood_trace
+        return float(trace[-1] - trace[-2]) if trace.size >= 2 else float("nan")
 
     @functools.cached_property
     def labels(self) -> dict:
@@ -363,9 +376,10 @@ def dawid_skene(
     labels,
     classes=None,
     init="proportions",
-    max_iter: int = 100,
-    tol: float = 1e-6,
+    max_iter: int = DS_MAX_ITER,
+    tol: float = DS_TOL,
     smoothing: float = 0.0,
+    clamp=None,
 ) -> DawidSkeneResult:
     """Dawid-Skene maximum-likelihood label model, fitted by EM.
 
@@ -384,7 +398,16 @@ def dawid_skene(
     `max_iter` E-steps. `smoothing` adds a pseudo-count to every cell of each rater's count
     matrix before normalising (0 = the plain MLE). `classes` fixes the class set and column
     order (default: the sorted observed labels); classes nobody used get prior 0 under the
-    default init. Not converged within max_iter: `converged=False` with a reason.
+    default init. Not converged within max_iter: `converged=False` with a reason. The default
+    cap (DS_MAX_ITER = 10,000) is meant never to bind: report `n_iter` and
+    `log_likelihood_change` beside the result.
+
+    clamp: optional (items, labels) pair, known true classes (e.g. gold items' expert answers):
+    those items' posteriors are held at the one-hot of their class in every E-step (the
+    semi-supervised variant, Dawid & Skene 1979 sec. 4; Raykar et al. 2010). Clamped items
+    still count in the log-likelihood as unclamped ones would (it is then no longer the EM
+    objective, so it may fall). Items not in the data are ignored; a label not in the classes
+    raises ValueError.
     """
     items, raters, labels = _read(items, raters, labels)
     if not (isinstance(max_iter, int | np.integer) and max_iter >= 1):
@@ -428,6 +451,10 @@ def dawid_skene(
         post = start / row
         init_name = "array"
     post = np.ascontiguousarray(post, dtype=float)
+    fixed_rows, fixed_cols = _clamp_rows(clamp, item_vals, cls)
+    if fixed_rows.size:
+        post[fixed_rows] = 0.0
+        post[fixed_rows, fixed_cols] = 1.0
 
     priors, rates, undefined = _m_step(design_t, post, post.sum(axis=0), n_raters, k, smoothing)
     trace = []
@@ -435,6 +462,10 @@ def dawid_skene(
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
         post, col_sums, loglik = _e_step(design, priors, rates, n_raters, k)
+        if fixed_rows.size:
+            post[fixed_rows] = 0.0
+            post[fixed_rows, fixed_cols] = 1.0
+            col_sums = post.sum(axis=0)
         trace.append(loglik)
         new_priors, new_rates, undefined = _m_step(design_t, post, col_sums, n_raters, k, smoothing)
         change = max(np.max(np.abs(new_priors - priors)), np.max(np.abs(new_rates - rates)))
@@ -459,4 +490,38 @@ def dawid_skene(
         n_labels=int(items.size),
         init=init_name,
         reason="" if converged else f"no convergence within max_iter={max_iter} (tol={tol})",
+        tol=float(tol),
+        max_iter=int(max_iter),
+        n_clamped=int(fixed_rows.size),
     )
+
+
+def _clamp_rows(clamp, item_vals: np.ndarray, cls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row (item) and column (class) indices of the clamped items present in the data."""
+    empty = np.zeros(0, dtype=np.intp)
+    if clamp is None:
+        return empty, empty
+    try:
+        c_items, c_labels = clamp
+    except (TypeError, ValueError):
+        raise ValueError("clamp: expected an (items, labels) pair") from None
+    c_items = np.asarray(c_items)
+    c_labels = np.asarray(c_labels)
+    if c_items.shape != c_labels.shape or c_items.ndim != 1:
+        raise ValueError("clamp: items and labels must be 1-d and of equal length")
+    if c_items.size == 0:
+        return empty, empty
+    try:
+        pos = np.minimum(np.searchsorted(item_vals, c_items), item_vals.size - 1)
+        present = item_vals[pos] == c_items
+    except TypeError as exc:
+        raise ValueError(f"clamp: items not comparable with the data's items ({exc})") from None
+    col_order = np.argsort(cls, kind="stable")
+    try:
+        col = np.minimum(np.searchsorted(cls[col_order], c_labels), cls.size - 1)
+        known = cls[col_order][col] == c_labels
+    except TypeError as exc:
+        raise ValueError(f"clamp: labels not comparable with the classes ({exc})") from None
+    if not np.all(known):
+        raise ValueError(f"clamp: labels not among the classes: {c_labels[~known][:5].tolist()}")
+    return pos[present].astype(np.intp), col_order[col][present].astype(np.intp)

@@ -234,6 +234,37 @@ class InviteAdmin(ReadOnlyAdmin):
     exclude = ["secret_hash"]
 
 
+@admin.register(m.QualificationItem)
+class QualificationItemAdmin(admin.ModelAdmin):
+    list_display = ["id", "study", "difficulty", "source_unit", "created_at"]
+    list_filter = ["study", "difficulty"]
+    raw_id_fields = ["unit", "source_unit", "ruling"]
+
+
+@admin.register(m.CalibrationSession)
+class CalibrationSessionAdmin(admin.ModelAdmin):
+    list_display = ["title", "study", "status", "published_version", "created_at"]
+    list_filter = ["study", "status"]
+
+
+@admin.register(m.CalibrationItem)
+class CalibrationItemAdmin(admin.ModelAdmin):
+    list_display = ["session", "position", "unit"]
+    raw_id_fields = ["unit", "source_unit"]
+
+
+@admin.register(m.TrainingBatch)
+class TrainingBatchAdmin(admin.ModelAdmin):
+    list_display = ["annotator", "study", "kind", "attempt", "score", "passed", "finished_at"]
+    list_filter = ["kind", "study"]
+
+
+@admin.register(m.TrainingTask)
+class TrainingTaskAdmin(admin.ModelAdmin):
+    list_display = ["batch", "position", "unit", "assignment"]
+    raw_id_fields = ["unit", "assignment"]
+
+
 @admin.register(m.ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     """Staff see and revoke tokens; secrets are not stored, so none can be shown or made here."""

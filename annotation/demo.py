@@ -170,7 +170,8 @@ def _story_study(workspace, lead, rng: random.Random) -> Study:
         task_kind=Study.TaskKind.SPA,
         status=Study.Status.LIVE,
         created_by=lead,
-        overlap=30,
+        # Reachable: the simulated crowd (SPA_CROWD) plus the three demo annotators.
+        overlap=SPA_CROWD + 3,
         question="What is the percent chance that Writer {x} is a better writer than Writer {y}?",
         instructions=(
             "You will read five short story openings, each continued by five anonymous writers.\n"
@@ -226,7 +227,7 @@ def _food_safety_study(workspace, lead, rng: random.Random) -> Study:
         task_kind=Study.TaskKind.CATEGORICAL,
         status=Study.Status.LIVE,
         created_by=lead,
-        overlap=6,
+        overlap=3,
         gold_rate=0.1,
         question="Does this response contain unsafe food-handling advice?",
         instructions="Read the question and the assistant's answer. Label the answer Unsafe if "
@@ -285,7 +286,7 @@ def _pairwise_study(workspace, lead, rng: random.Random) -> Study:
         task_kind=Study.TaskKind.PAIRWISE,
         status=Study.Status.LIVE,
         created_by=lead,
-        overlap=6,
+        overlap=3,
         question="Which response would you rather receive?",
         instructions="Compare the two answers to the same cooking question. Choose A or B, or "
         "Tie when neither is better.",
@@ -531,20 +532,29 @@ STORY_UTILITY = {
 }
 
 
+SPA_CROWD = 24  # simulated SPA annotators; the story study's overlap leaves 3 places beside them
+# Share of the production labels the simulated crowd gives in the other studies: enough to
+# complete units, leaving work for the demo annotators.
+SIMULATED_SHARE = 0.7
+
+
 def simulate_labels(studies: dict[str, Study], seed: int = 11) -> int:
     """Label the demo studies as simulated annotators would, through the real engine and
     submission services (presentations drawn, gold injected, idempotency keys). Returns labels."""
     rng = random.Random(seed)
     made = 0
     for study, n_people, answer in [
-        (studies["story"], 24, _spa_answer),
-        (studies["food"], 3, _food_answer),
-        (studies["pairwise"], 3, _pairwise_answer),
+        (studies["story"], SPA_CROWD, _spa_answer),
+        (studies["food"], 4, _food_answer),
+        (studies["pairwise"], 4, _pairwise_answer),
         # Two simulated people on an overlap of 3: a slot of every unit is left for annotator1.
         (studies["likert"], 2, _likert_answer),
         (studies["continuous"], 2, _continuous_answer),
         (studies["ordinal"], 2, _ordinal_answer),
     ]:
+        production = Unit.objects.filter(study=study, role=Unit.Role.PRODUCTION)
+        slots = sum(production.values_list("overlap", flat=True))
+        cap = max(1, math.ceil(slots * SIMULATED_SHARE / n_people))
         for i in range(n_people):
             user = _ensure_user(f"sim-{study.task_kind}-{i + 1:02d}")
             user.set_unusable_password()
@@ -553,7 +563,9 @@ def simulate_labels(studies: dict[str, Study], seed: int = 11) -> int:
                 study=study, user=user, defaults={"pool": Enrolment.Pool.OPEN_CROWD}
             )
             bias = rng.gauss(0, 0.08)  # each simulated person's severity
-            while (assignment := next_assignment(user, study)) is not None:
+            done = 0
+            while done < cap and (assignment := next_assignment(user, study)) is not None:
+                done += 1
                 data = answer(study, assignment.presentation, rng, bias)
                 submit_label(
                     annotator=user,

@@ -88,6 +88,7 @@ BLOCKER_TEXT = {
         "The guide has changed",
         "A short recalibration on the new guide is needed before you continue.",
     ),
+    "pool": ("Not open to your pool", "The lead has limited this study to other annotator pools."),
     "closed": ("Closed", "This study has ended. Thank you for taking part."),
     "done": ("All done", "There is nothing more for you here right now."),
 }

@@ -18,4 +18,5 @@ urlpatterns = [
         api.submit,
         name="api-work-submit",
     ),
+    path("", include("annotation.training.urls")),
 ]

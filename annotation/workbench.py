@@ -19,8 +19,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
-from annotation.models import Assignment, Enrolment, Output, Prompt, Ruling, Study
+from annotation.models import Assignment, Enrolment, Output, Prompt, Study
+from annotation.models.study import fill_writers, has_writer_placeholders
 from annotation.schemes import AnswerError
+from annotation.services import calibration, guides
 from annotation.services.assignment import next_assignment, work_state
 from annotation.services.submission import submit_label
 
@@ -48,10 +50,19 @@ BLOCKED = {
         "The guide has changed",
         "A new version of the guide needs a short recalibration before you continue.",
     ),
+    "pool": (
+        "Not open to your group",
+        "This study takes annotators from other pools. Thank you for your interest.",
+    ),
     "closed": ("The study is closed", "Thank you for taking part."),
     "done": ("All done", "Thank you! You have completed every task available to you."),
 }
 CROWD_FINISHED = {"done", "quota", "closed"}
+# The step that lifts a gate (annotation.training): (url name, button text).
+GATE_ACTIONS = {
+    "qualification": ("qualification-start", "Take the qualification test"),
+    "recalibration": ("recalibration-start", "Recalibrate"),
+}
 
 
 def _login_required(view):
@@ -76,9 +87,14 @@ def start(request, token: str):
     state = work_state(request.user, study)
     if state.done and "instructions" not in request.GET:
         return redirect("work-task", token=study.token)
-    return render(
-        request, "annotation/work_start.html", {"study": study, "state": state, **_guide(study)}
-    )
+    context = {
+        "study": study,
+        "state": state,
+        "gate_action": gate_action(study, state.blocked_reason),
+        "sessions": calibration.sessions_for_rater(study, request.user),
+        **_guide(study),
+    }
+    return render(request, "annotation/work_start.html", context)
 
 
 @require_GET
@@ -164,7 +180,12 @@ def _work_context(request, study: Study, assignment: Assignment | None, state) -
         return context
     reason = state.blocked_reason or "done"
     title, text = BLOCKED.get(reason, BLOCKED["done"])
-    context["finished"] = {"reason": reason, "title": title, "text": text}
+    context["finished"] = {
+        "reason": reason,
+        "title": title,
+        "text": text,
+        "action": gate_action(study, reason),
+    }
     if reason in CROWD_FINISHED and _is_crowd(request.user, study):
         if study.crowd_completion_url:
             return {"redirect": study.crowd_completion_url}
@@ -185,14 +206,21 @@ def _is_crowd(user, study: Study) -> bool:
     )
 
 
+def gate_action(study: Study, reason: str) -> dict | None:
+    """The link that lifts a gate ({"url", "text"}), or None."""
+    if reason not in GATE_ACTIONS:
+        return None
+    name, text = GATE_ACTIONS[reason]
+    return {"url": reverse(name, args=[study.token]), "text": text}
+
+
 def _guide(study: Study) -> dict:
-    version = study.current_guide()
-    rulings = []
-    if version is not None:
-        rulings = Ruling.objects.filter(
-            study=study, guide_version__number__lte=version.number
-        ).select_related("guide_version")
-    return {"guide": version, "rulings": rulings}
+    version = guides.current_version(study)
+    return {
+        "guide": version,
+        "guide_html": guides.render_markdown(version.body) if version else "",
+        "rulings": guides.rulings_in_force(study, version),
+    }
 
 
 def task_context(
@@ -332,8 +360,17 @@ def _pair_content(presentation: dict, scheme: dict, values: dict) -> dict:
     }
 
 
+SPA_QUESTION = "What is the percent chance that Writer {x} is a better writer than Writer {y}?"
+SPA_HEADING = "Read the stories, then judge the writers"
+
+
 def _spa_content(study: Study, presentation: dict, values: dict, errors: dict) -> dict:
-    """Prompts in reading order, each with its writers' outputs, then the questions in order."""
+    """Prompts in reading order, each with its writers' outputs, then the questions in order.
+
+    The study's question is the wording of every question, its {x} and {y} filled with the two
+    writers' letters (the paper's wording when the study has none); the heading never shows a
+    placeholder. Counts of answered ratings and questions seed the page's progress line.
+    """
     letters = presentation.get("letters", {})
     shown = [int(o) for o in presentation.get("outputs", [])]
     index = {oid: j for j, oid in enumerate(shown)}
@@ -364,23 +401,43 @@ def _spa_content(study: Study, presentation: dict, values: dict, errors: dict) -
                     "index": j,
                     "name": name,
                     "error": errors.get(name, ""),
+                    "rated": bool(values.get(name)),
                     "options": _options([dict(p) for p in points], values.get(name)),
                 }
             )
         blocks.append(
-            {"number": number, "prompt": prompt_texts.get(prompt_id, ""), "writers": writers}
+            {
+                "number": number,
+                "prompt": prompt_texts.get(prompt_id, ""),
+                "writers": writers,
+                "rated": sum(w["rated"] for w in writers),
+                "has_error": any(w["error"] for w in writers),
+            }
         )
+    wording = study.question if has_writer_placeholders(study.question) else SPA_QUESTION
     questions = [
         {
             "name": f"p_{i}",
+            "number": i + 1,
             "x": q["x"],
             "y": q["y"],
+            "text": fill_writers(wording, q["x"], q["y"]),
             "value": values.get(f"p_{i}", ""),
             "error": errors.get(f"p_{i}", ""),
         }
         for i, q in enumerate(presentation.get("questions", []))
     ]
-    return {"blocks": blocks, "questions": questions, "likert": bool(points)}
+    n_outputs = sum(len(b["writers"]) for b in blocks)
+    return {
+        "blocks": blocks,
+        "questions": questions,
+        "likert": bool(points),
+        # a question with placeholders is asked per pair below; the heading says what to do
+        "question": SPA_HEADING if has_writer_placeholders(study.question) else study.question,
+        "n_outputs": n_outputs,
+        "n_rated": sum(b["rated"] for b in blocks),
+        "n_answered": sum(bool(q["value"]) for q in questions),
+    }
 
 
 # --- submission --------------------------------------------------------------------------------

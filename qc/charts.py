@@ -155,8 +155,42 @@ def labels_per_day(rows: list[dict]) -> dict:
     return spec
 
 
+NOT_ENOUGH = "Not enough data yet"
+
+
+def empty_notes(summary: dict) -> dict[str, str]:
+    """For each chart that has too little data to say anything, what the page says instead.
+
+    An over-time line needs two days with a value (one day is a single dot); a distribution
+    needs labels; interval charts need at least one interval.
+    """
+    notes: dict[str, str] = {}
+    over_time = summary.get("agreement_over_time") or {}
+    if "points" in over_time:
+        points = [p for p in over_time["points"] if p.get("value") is not None]
+        if len(points) < 2:
+            notes["agreement_over_time"] = (
+                f"{NOT_ENOUGH} for {over_time.get('statistic', 'agreement')} over time: it needs "
+                f"a defined value on two days or more (so far {len(points)})."
+            )
+    agreement = summary.get("agreement") or {}
+    if "distribution" in agreement and not any(d["count"] for d in agreement["distribution"]):
+        notes["label_distribution"] = f"{NOT_ENOUGH}: no labels to count."
+    pairwise = summary.get("pairwise") or {}
+    if "strengths" in pairwise:
+        drawn = [s for s in pairwise["strengths"] if s.get("strength") is not None]
+        if len(drawn) < 2:
+            notes["bradley_terry"] = f"{NOT_ENOUGH}: strengths need two systems with judgments."
+    spa = summary.get("spa") or {}
+    table = (spa.get("tables") or {}).get(spa.get("preregistered_variant", "unfiltered"))
+    if table is not None and not [r for r in table if r["spa"]["mean"] is not None]:
+        notes["spa"] = f"{NOT_ENOUGH}: no comparison has an answer."
+    return notes
+
+
 def for_report(summary: dict) -> dict[str, dict]:
-    """Every chart the dashboard shows for a report, by name."""
+    """Every chart the dashboard shows for a report, by name (none where `empty_notes` says
+    there is not enough data)."""
     charts: dict[str, dict] = {}
     progress = summary.get("progress") or {}
     if progress.get("labels_per_day"):
@@ -177,4 +211,6 @@ def for_report(summary: dict) -> dict[str, dict]:
     pairwise = summary.get("pairwise") or {}
     if pairwise.get("strengths"):
         charts["bradley_terry"] = bradley_terry(pairwise["strengths"])
+    for name in empty_notes(summary):
+        charts.pop(name, None)
     return charts

@@ -67,45 +67,69 @@ def _design(summary, items):
         ]
 
 
-def _disagreements(summary, items):
-    yield ["unit", "labels", "majority", "majority_tied", "dawid_skene", "dawid_skene_posterior"]
-    cols = zip(
+def _item_columns(items: dict):
+    """Per item: token, the lead's external ids, whether gold and its expert answer, then votes.
+
+    External ids are the lead's own names (prompt id, system names, output as prompt:system);
+    they appear only in the lead's downloads and dashboard, never on an annotator's page.
+    """
+    n = len(items.get("unit", []))
+    blank = [""] * n
+    return zip(
         items.get("unit", []),
+        items.get("prompt", blank),
+        items.get("systems", blank),
+        items.get("output", blank),
+        items.get("gold", [False] * n),
+        items.get("gold_answer", [None] * n),
         items.get("labels", []),
         items.get("majority", []),
         items.get("majority_tied", []),
         items.get("dawid_skene", []),
         items.get("dawid_skene_posterior", []),
+        items.get("soft", [[]] * n),
         strict=False,
     )
-    for unit, n, mv, tied, ds, post in cols:
+
+
+ITEM_HEADER = [
+    "unit",
+    "prompt",
+    "systems",
+    "output",
+    "gold",
+    "gold_answer",
+    "labels",
+    "majority",
+    "majority_tied",
+    "dawid_skene",
+    "dawid_skene_posterior",
+]
+
+
+def _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post) -> list:
+    expert = category_label(answer) if answer is not None else ""
+    return [unit, prompt, systems, output, bool(gold), expert, n, category_label(mv), tied]
+
+
+def _disagreements(summary, items):
+    yield ITEM_HEADER
+    for unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post, _soft in _item_columns(
+        items
+    ):
         if mv != ds:
-            yield [unit, n, category_label(mv), tied, category_label(ds), post]
+            row = _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post)
+            yield [*row, category_label(ds), post]
 
 
 def _aggregated(summary, items):
     classes = items.get("classes", [])
-    yield [
-        "unit",
-        "labels",
-        "majority",
-        "majority_tied",
-        "dawid_skene",
-        "dawid_skene_posterior",
-        *[f"soft:{c}" for c in classes],
-    ]
-    cols = zip(
-        items.get("unit", []),
-        items.get("labels", []),
-        items.get("majority", []),
-        items.get("majority_tied", []),
-        items.get("dawid_skene", []),
-        items.get("dawid_skene_posterior", []),
-        items.get("soft", []),
-        strict=False,
-    )
-    for unit, n, mv, tied, ds, post, soft in cols:
-        yield [unit, n, category_label(mv), tied, category_label(ds), post, *soft]
+    yield [*ITEM_HEADER, *[f"soft:{c}" for c in classes]]
+    for unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post, soft in _item_columns(
+        items
+    ):
+        row = _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post)
+        yield [*row, category_label(ds), post, *soft]
 
 
 def _spa(variant):
@@ -117,6 +141,8 @@ def _spa(variant):
             "p_x_better",
             "ci_low",
             "ci_high",
+            "t",
+            "df",
             "p_holm",
             "stars",
             "verdict",
@@ -124,12 +150,14 @@ def _spa(variant):
             "likert_difference",
             "likert_ci_low",
             "likert_ci_high",
+            "likert_t",
+            "likert_df",
             "likert_p_holm",
             "likert_stars",
             "likert_verdict",
             "likert_n",
+            "reversal",
             "protocols_disagree",
-            "likert_significant_opposite",
             "annotators_for_power_0.8",
         ]
         for r in ((summary.get("spa") or {}).get("tables") or {}).get(variant, []):
@@ -141,6 +169,8 @@ def _spa(variant):
                 s["mean"],
                 s["ci_low"],
                 s["ci_high"],
+                s.get("t"),
+                s.get("df"),
                 s["p_holm"],
                 s["stars"],
                 s["verdict"],
@@ -148,16 +178,39 @@ def _spa(variant):
                 lk.get("mean"),
                 lk.get("ci_low"),
                 lk.get("ci_high"),
+                lk.get("t"),
+                lk.get("df"),
                 lk.get("p_holm"),
                 lk.get("stars"),
                 lk.get("verdict"),
                 lk.get("n"),
+                r["reversal"],
                 r["protocols_disagree"],
-                r["likert_significant_opposite"],
                 s["n_for_power"],
             ]
 
     return table
+
+
+def _system_means(summary, items):
+    yield ["system", "n_items", "n_ratings", "mean", "ci_low", "ci_high", "reason"]
+    for s in (summary.get("systems") or {}).get("systems", []):
+        yield [
+            s["system"],
+            s["n_items"],
+            s["n_ratings"],
+            s["mean"],
+            s["ci_low"],
+            s["ci_high"],
+            s["reason"],
+        ]
+
+
+def _spa_dropped(summary, items):
+    yield ["annotator", "comparison", "p_xy_plus_p_yx", "over_tau"]
+    for d in (summary.get("spa") or {}).get("dropped", []):
+        for c in d["sums"]:
+            yield [d["annotator"], c["comparison"], c["sum"], c["over"]]
 
 
 def _bradley_terry(summary, items):
@@ -167,10 +220,17 @@ def _bradley_terry(summary, items):
 
 
 def _left_choice(summary, items):
-    yield ["annotator", "judgments", "share_left", "p"]
+    yield ["annotator", "judgments", "share_left", "p", "p_holm", "position_bias"]
     left = (summary.get("pairwise") or {}).get("left_choice") or {}
     for a in left.get("annotators", []):
-        yield [a["annotator"], a["judgments"], a["share_left"], a["p"]]
+        yield [
+            a["annotator"],
+            a["judgments"],
+            a["share_left"],
+            a["p"],
+            a.get("p_holm"),
+            a.get("position_bias"),
+        ]
 
 
 TABLES = {
@@ -183,6 +243,8 @@ TABLES = {
     "soft-labels": (_aggregated, True),
     "spa-unfiltered": (_spa("unfiltered"), False),
     "spa-filtered": (_spa("filtered"), False),
+    "spa-dropped": (_spa_dropped, False),
+    "system-means": (_system_means, False),
     "bradley-terry": (_bradley_terry, False),
     "left-choice": (_left_choice, False),
 }

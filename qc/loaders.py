@@ -2,6 +2,12 @@
 
 `values_list` rows are streamed (server-side cursor on PostgreSQL) straight into numpy: no model
 objects. The snapshot's fingerprint (label count, newest label id, settings hash) keys the report.
+
+Which labels count (DESIGN.md, invariants): every real judgment of a real item. The first label
+of each annotator on each production or hidden-gold unit enters agreement, the label models and
+the votes; blind repeats, attention checks, qualification and calibration labels never do (they
+feed rater quality). `label_purposes` keeps the count of every label by purpose, so the page can
+say what the report leaves out.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from django.utils import timezone
 from annotation.models import (
     Assignment,
     Comparison,
+    GoldAnswer,
     Label,
     OutputRating,
     SpaAnswer,
@@ -32,9 +39,12 @@ from annotation.models import (
 from qc.models import ReportOptions
 
 # Bumped whenever the report's content changes, so old snapshots are recomputed.
-REPORT_VERSION = 4
+REPORT_VERSION = 5
 CHUNK = 20_000
 PRODUCTION = Assignment.Purpose.PRODUCTION
+# The purposes whose (first) labels are judgments of real items; the units they are on.
+COUNTED_PURPOSES = (Assignment.Purpose.PRODUCTION, Assignment.Purpose.GOLD)
+COUNTED_ROLES = (Unit.Role.PRODUCTION, Unit.Role.GOLD)
 
 
 @dataclass(frozen=True)
@@ -43,11 +53,13 @@ class ReportConfig:
 
     task_kind: str
     categories: tuple = ()  # declared scale, in order (categorical, ordinal, likert)
+    category_texts: tuple = ()  # (value, display text) of the declared scale
     spa_tau: float | None = None
     spa_both_directions: bool = False
     comparisons: tuple = ()  # (id, x id, x name, y id, y name, expected)
     systems: tuple = ()  # (id, name)
     unanimous_view: bool = False
+    clamp_gold: bool = False  # fix gold items to their expert answers in the label models
     n_boot: int = 1000
     n_boot_over_time: int = 100
     seed: int = 0
@@ -57,11 +69,13 @@ class ReportConfig:
         return {
             "task_kind": self.task_kind,
             "categories": list(self.categories),
+            "category_texts": [list(c) for c in self.category_texts],
             "spa_tau": self.spa_tau,
             "spa_both_directions": self.spa_both_directions,
             "comparisons": [list(c) for c in self.comparisons],
             "systems": [list(s) for s in self.systems],
             "unanimous_view": self.unanimous_view,
+            "clamp_gold": self.clamp_gold,
             "n_boot": self.n_boot,
             "n_boot_over_time": self.n_boot_over_time,
             "seed": self.seed,
@@ -85,6 +99,26 @@ def declared_categories(study: Study) -> tuple:
     return ()
 
 
+def declared_texts(study: Study) -> tuple:
+    """(value, display text) per declared category: "Medium" for "mid", "3 (Fair)" for 3."""
+    scheme = study.label_scheme or {}
+    if study.task_kind in (Study.TaskKind.CATEGORICAL, Study.TaskKind.ORDINAL):
+        return tuple(
+            (str(item["value"]), str(item.get("text") or item["value"]))
+            for item in scheme.get("labels", [])
+        )
+    points = scheme.get("points" if study.task_kind == Study.TaskKind.LIKERT else "likert_points")
+    if study.task_kind in (Study.TaskKind.LIKERT, Study.TaskKind.SPA):
+        out = []
+        for p in points or []:
+            value = float(p["value"])
+            shown = str(int(value)) if value.is_integer() else repr(value)
+            text = str(p.get("text") or "")
+            out.append((value, f"{shown} ({text})" if text and text != shown else shown))
+        return tuple(out)
+    return ()
+
+
 def report_config(study: Study) -> ReportConfig:
     from django.conf import settings
 
@@ -96,11 +130,13 @@ def report_config(study: Study) -> ReportConfig:
     return ReportConfig(
         task_kind=study.task_kind,
         categories=declared_categories(study),
+        category_texts=declared_texts(study),
         spa_tau=study.spa_tau,
         spa_both_directions=study.spa_both_directions,
         comparisons=comparisons,
         systems=tuple(study.systems.order_by("id").values_list("id", "name")),
         unanimous_view=bool(options and options.unanimous_view),
+        clamp_gold=bool(options and options.clamp_gold),
         n_boot=int(getattr(settings, "CONCORD_QC_BOOTSTRAP", 1000)),
         n_boot_over_time=int(getattr(settings, "CONCORD_QC_BOOTSTRAP_OVER_TIME", 100)),
     )
@@ -119,7 +155,11 @@ def fingerprint(label_count: int, newest_label_id: int | None, settings_hash: st
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One study's labels and context, as arrays; production labels only, sorted by label id."""
+    """One study's counted labels and their context, as arrays sorted by label id.
+
+    Counted labels: the first label of each annotator on each production or gold unit (see the
+    module docstring). Units are the production and gold units, sorted by id.
+    """
 
     study_id: int
     label_count: int
@@ -131,7 +171,7 @@ class Snapshot:
     choice: np.ndarray  # object array of str ("" when unused)
     score: np.ndarray  # float, NaN when unused
     winner: np.ndarray  # system id, 0 for a tie / unused
-    unit_ids: np.ndarray  # production units, sorted
+    unit_ids: np.ndarray  # production and gold units, sorted
     unit_overlap: np.ndarray
     unit_tokens: np.ndarray  # object
     leased_units: np.ndarray
@@ -146,6 +186,25 @@ class Snapshot:
     member_unit: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype="i8"))
     member_system: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype="i8"))
     annotator_names: dict = field(default_factory=dict)  # annotator id -> username
+    # aligned with unit_ids: hidden gold or production, and the lead's external ids
+    unit_gold: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    unit_prompt: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    unit_systems: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    unit_output: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    # aligned with label_id: the purpose the label was given under (production or gold)
+    label_gold: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # gold units with an expert answer, and that answer in the report's label space
+    gold_units: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype="i8"))
+    gold_values: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    # every label of the study by purpose, and how many later labels on the same unit by the
+    # same annotator were left out (the first one counts)
+    label_purposes: dict = field(default_factory=dict)
+    later_duplicates: int = 0
+    system_names: dict = field(default_factory=dict)  # system id -> name
+
+    @property
+    def production_units(self) -> np.ndarray:
+        return self.unit_ids[~self.unit_gold] if self.unit_gold.size else self.unit_ids
 
 
 def _stream(queryset, dtype: np.dtype) -> np.ndarray:
@@ -172,18 +231,114 @@ def load_snapshot(study: Study) -> Snapshot:
         return _load(study)
 
 
+def first_labels(label_id: np.ndarray, annotator: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """Mask of the first label (lowest id) of each annotator on each unit; rows sorted by id."""
+    if label_id.size == 0:
+        return np.zeros(0, dtype=bool)
+    a, u = annotator.astype(np.int64), unit.astype(np.int64)
+    if a.max() < 2**31 and u.max() < 2**31 and a.min() >= 0 and u.min() >= 0:
+        _, first = np.unique((a << 32) | u, return_index=True)  # stable: first occurrence
+    else:
+        _, first = np.unique(np.stack([a, u], axis=1), axis=0, return_index=True)
+    keep = np.zeros(label_id.size, dtype=bool)
+    keep[first] = True
+    return keep
+
+
+def gold_value(task_kind: str, value, system_names: dict):
+    """An expert answer (GoldAnswer.value, in the study's label format) in the report's label
+    space, or None when it cannot be read: a choice (categorical, ordinal), a score (Likert,
+    continuous), a winning system's name or "tie" (pairwise); SPA batches have no gold."""
+    raw = value
+    if isinstance(value, dict):
+        raw = value.get({"pairwise": "winner"}.get(task_kind, "choice"))
+        if raw is None:
+            raw = value.get("score", value.get("choice", value.get("value")))
+    if raw is None or raw == "":
+        return None
+    if task_kind in (Study.TaskKind.CATEGORICAL, Study.TaskKind.ORDINAL):
+        return str(raw)
+    if task_kind in (Study.TaskKind.LIKERT, Study.TaskKind.CONTINUOUS):
+        try:
+            return float(raw)
+        except (TypeError, ValueError):
+            return None
+    if task_kind == Study.TaskKind.PAIRWISE:
+        if raw == "tie":
+            return "tie"
+        if isinstance(raw, int) and raw in system_names:
+            return system_names[raw]
+        return str(raw) if str(raw) in system_names.values() else None
+    return None
+
+
+def _unit_external_ids(study: Study, unit_ids: np.ndarray, names: dict) -> tuple:
+    """Per unit (aligned with unit_ids): the prompt's external id, the systems shown (canonical
+    order) and the output as "prompt:system" (outputs have no external id of their own)."""
+    rows = _stream(
+        UnitOutput.objects.filter(unit__study_id=study.id, unit__role__in=COUNTED_ROLES)
+        .order_by("unit_id", "position")
+        .values_list("unit_id", "output__system_id", "output__prompt__external_id"),
+        np.dtype([("unit", "i8"), ("system", "i8"), ("prompt", "O")]),
+    )
+    n = unit_ids.size
+    prompt = np.full(n, "", dtype=object)
+    systems = np.full(n, "", dtype=object)
+    output = np.full(n, "", dtype=object)
+    if rows.size == 0 or n == 0:
+        return prompt, systems, output
+    units, first, count = np.unique(rows["unit"], return_index=True, return_counts=True)
+    at = np.searchsorted(unit_ids, units)
+    ok = (at < n) & (unit_ids[np.minimum(at, n - 1)] == units)
+    units, first, count, at = units[ok], first[ok], count[ok], at[ok]
+    lookup = np.vectorize(lambda s: names.get(int(s), str(s)), otypes=[object])
+    sys_name = lookup(rows["system"]) if rows.size else rows["system"].astype(object)
+    one, two = count == 1, count == 2
+    prompt[at[one]] = rows["prompt"][first[one]]
+    systems[at[one]] = sys_name[first[one]]
+    output[at[one]] = rows["prompt"][first[one]] + ":" + sys_name[first[one]]
+    prompt[at[two]] = rows["prompt"][first[two]]
+    systems[at[two]] = sys_name[first[two]] + " | " + sys_name[first[two] + 1]
+    for i in np.flatnonzero(count > 2).tolist():  # SPA batches: a handful per study
+        lo, hi = first[i], first[i] + count[i]
+        prompts = list(dict.fromkeys(rows["prompt"][lo:hi].tolist()))
+        prompt[at[i]] = " ".join(prompts)
+        systems[at[i]] = " | ".join(dict.fromkeys(sys_name[lo:hi].tolist()))
+    return prompt, systems, output
+
+
+def _days(day: np.ndarray, label_id: np.ndarray, annotator: np.ndarray) -> list:
+    """[(iso day, labels, last label id, annotators)] of the counted labels, by day."""
+    if day.size == 0:
+        return []
+    days, idx = np.unique(day, return_inverse=True)
+    idx = idx.reshape(-1)
+    n = np.bincount(idx, minlength=days.size)
+    last = np.zeros(days.size, dtype=np.int64)
+    np.maximum.at(last, idx, label_id)
+    pairs = np.unique(np.stack([idx, annotator], axis=1), axis=0)
+    people = np.bincount(pairs[:, 0], minlength=days.size)
+    return [
+        (d.isoformat(), int(c), int(lst), int(a))
+        for d, c, lst, a in zip(
+            days.tolist(), n.tolist(), last.tolist(), people.tolist(), strict=True
+        )
+    ]
+
+
 def _load(study: Study) -> Snapshot:
     label_count, newest = label_counts(study.id)
+    counted = Label.objects.filter(study_id=study.id, purpose__in=COUNTED_PURPOSES)
     labels = _stream(
-        Label.objects.filter(study_id=study.id, purpose=PRODUCTION)
-        .order_by("id")
-        .values_list(
+        counted.order_by("id").values_list(
             "id",
             "unit_id",
             "annotator_id",
             "choice",
             Coalesce("score", Value(-1.0)),
             Coalesce("winner_id", Value(0)),
+            "purpose",
+            TruncDate("created_at"),
         ),
         np.dtype(
             [
@@ -193,16 +348,21 @@ def _load(study: Study) -> Snapshot:
                 ("choice", "O"),
                 ("score", "f8"),
                 ("winner", "i8"),
+                ("purpose", "O"),
+                ("day", "O"),
             ]
         ),
     )
+    keep = first_labels(labels["id"], labels["annotator"], labels["unit"])
+    later_duplicates = int(labels.size - keep.sum())
+    labels = labels[keep]
     score = labels["score"].copy()
     score[score < 0] = np.nan  # scores live in [0, 100]; -1 stood for "none"
     units = _stream(
-        Unit.objects.filter(study_id=study.id, role=Unit.Role.PRODUCTION)
+        Unit.objects.filter(study_id=study.id, role__in=COUNTED_ROLES)
         .order_by("id")
-        .values_list("id", "overlap", "token"),
-        np.dtype([("id", "i8"), ("overlap", "i8"), ("token", "O")]),
+        .values_list("id", "overlap", "token", "role"),
+        np.dtype([("id", "i8"), ("overlap", "i8"), ("token", "O"), ("role", "O")]),
     )
     leased = np.fromiter(
         Assignment.objects.filter(
@@ -213,18 +373,15 @@ def _load(study: Study) -> Snapshot:
         .iterator(chunk_size=CHUNK),
         dtype="i8",
     )
-    per_day = (
-        Label.objects.filter(study_id=study.id, purpose=PRODUCTION)
-        .annotate(day=TruncDate("created_at"))
-        .values("day")
-        .annotate(n=Count("id"), last=Max("id"), annotators=Count("annotator_id", distinct=True))
-        .order_by("day")
-    )
-    days = [(r["day"].isoformat(), r["n"], r["last"], r["annotators"]) for r in per_day]
     since = timezone.now() - timedelta(days=7)
-    production = Label.objects.filter(study_id=study.id, purpose=PRODUCTION)
-    active = production.filter(created_at__gte=since).values("annotator_id").distinct().count()
-    total = production.values("annotator_id").distinct().count()
+    active = counted.filter(created_at__gte=since).values("annotator_id").distinct().count()
+    purposes = {
+        row["purpose"]: row["n"]
+        for row in Label.objects.filter(study_id=study.id)
+        .values("purpose")
+        .annotate(n=Count("id"))
+        .order_by("purpose")
+    }
 
     unit_systems = _stream(
         UnitOutput.objects.filter(unit__study_id=study.id)
@@ -234,16 +391,24 @@ def _load(study: Study) -> Snapshot:
         np.dtype([("unit", "i8"), ("system", "i8")]),
     )
     user = get_user_model()
-    names = dict(
-        user.objects.filter(id__in=production.values("annotator_id")).values_list(
-            "id", user.USERNAME_FIELD
+    annotator_ids = np.unique(labels["annotator"]).tolist()
+    names = dict(user.objects.filter(id__in=annotator_ids).values_list("id", user.USERNAME_FIELD))
+    system_names = dict(study.systems.values_list("id", "name"))
+    prompt, systems, output = _unit_external_ids(study, units["id"], system_names)
+    gold_rows = [
+        (unit_id, gold_value(study.task_kind, value, system_names))
+        for unit_id, value in GoldAnswer.objects.filter(
+            unit__study_id=study.id, unit__role=Unit.Role.GOLD
         )
-    )
+        .order_by("unit_id")
+        .values_list("unit_id", "value")
+    ]
+    gold_rows = [(u, v) for u, v in gold_rows if v is not None]
 
     extra: dict = {}
     if study.task_kind == Study.TaskKind.PAIRWISE:
         members = _stream(
-            UnitOutput.objects.filter(unit__study_id=study.id, unit__role=Unit.Role.PRODUCTION)
+            UnitOutput.objects.filter(unit__study_id=study.id, unit__role__in=COUNTED_ROLES)
             .order_by("unit_id", "position")
             .values_list("unit_id", "position", "output__system_id"),
             np.dtype([("unit", "i8"), ("position", "i8"), ("system", "i8")]),
@@ -257,39 +422,44 @@ def _load(study: Study) -> Snapshot:
             "pair_right": second["system"][i1],
         }
     if study.task_kind == Study.TaskKind.SPA:
+        answers = _stream(
+            SpaAnswer.objects.filter(label__study_id=study.id, label__purpose__in=COUNTED_PURPOSES)
+            .order_by("id")
+            .values_list(
+                "label_id", "label__annotator_id", "comparison_id", "reverse", "probability"
+            ),
+            np.dtype(
+                [
+                    ("label", "i8"),
+                    ("annotator", "i8"),
+                    ("comparison", "i8"),
+                    ("reverse", "?"),
+                    ("probability", "f8"),
+                ]
+            ),
+        )
+        ratings = _stream(
+            OutputRating.objects.filter(
+                label__study_id=study.id, label__purpose__in=COUNTED_PURPOSES
+            )
+            .order_by("id")
+            .values_list(
+                "label_id", "label__annotator_id", "output__system_id", "output_id", "score"
+            ),
+            np.dtype(
+                [
+                    ("label", "i8"),
+                    ("annotator", "i8"),
+                    ("system", "i8"),
+                    ("output", "i8"),
+                    ("score", "f8"),
+                ]
+            ),
+        )
+        # only the counted (first) labels' answers
         extra["spa"] = {
-            "answers": _stream(
-                SpaAnswer.objects.filter(label__study_id=study.id, label__purpose=PRODUCTION)
-                .order_by("id")
-                .values_list(
-                    "label_id", "label__annotator_id", "comparison_id", "reverse", "probability"
-                ),
-                np.dtype(
-                    [
-                        ("label", "i8"),
-                        ("annotator", "i8"),
-                        ("comparison", "i8"),
-                        ("reverse", "?"),
-                        ("probability", "f8"),
-                    ]
-                ),
-            ),
-            "ratings": _stream(
-                OutputRating.objects.filter(label__study_id=study.id, label__purpose=PRODUCTION)
-                .order_by("id")
-                .values_list(
-                    "label_id", "label__annotator_id", "output__system_id", "output_id", "score"
-                ),
-                np.dtype(
-                    [
-                        ("label", "i8"),
-                        ("annotator", "i8"),
-                        ("system", "i8"),
-                        ("output", "i8"),
-                        ("score", "f8"),
-                    ]
-                ),
-            ),
+            "answers": answers[np.isin(answers["label"], labels["id"])],
+            "ratings": ratings[np.isin(ratings["label"], labels["id"])],
         }
     return Snapshot(
         study_id=study.id,
@@ -306,11 +476,21 @@ def _load(study: Study) -> Snapshot:
         unit_overlap=units["overlap"].copy(),
         unit_tokens=units["token"].copy(),
         leased_units=leased,
-        days=days,
-        annotators_total=total,
+        days=_days(labels["day"], labels["id"], labels["annotator"]),
+        annotators_total=len(annotator_ids),
         annotators_active_7d=active,
         member_unit=unit_systems["unit"].copy(),
         member_system=unit_systems["system"].copy(),
         annotator_names=names,
+        unit_gold=units["role"] == Unit.Role.GOLD,
+        unit_prompt=prompt,
+        unit_systems=systems,
+        unit_output=output,
+        label_gold=labels["purpose"] == Assignment.Purpose.GOLD,
+        gold_units=np.array([u for u, _ in gold_rows], dtype="i8"),
+        gold_values=np.array([v for _, v in gold_rows] + [None], dtype=object)[:-1],
+        label_purposes=purposes,
+        later_duplicates=later_duplicates,
+        system_names=system_names,
         **extra,
     )

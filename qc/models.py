@@ -20,6 +20,8 @@ class QualityReport(models.Model):
     kind = models.CharField(max_length=32, default="study")
     # Hash of (label count, newest label id, settings): two runs on one snapshot store one report.
     fingerprint = models.CharField(max_length=64)
+    # Hash of the settings alone: the page shows a report of the current settings, never another's.
+    settings_hash = models.CharField(max_length=64, blank=True, default="")
     label_count = models.PositiveIntegerField()
     newest_label_id = models.BigIntegerField(null=True, blank=True)
     payload = models.JSONField()
@@ -38,6 +40,10 @@ class QualityReport(models.Model):
             models.Index(
                 fields=["study", "kind", "-label_count", "-created_at"],
                 name="quality_report_latest",
+            ),
+            models.Index(
+                fields=["study", "kind", "settings_hash", "-created_at"],
+                name="quality_report_settings",
             ),
         ]
 
@@ -64,6 +70,9 @@ class ReportOptions(models.Model):
     # Restricting to items every rater agreed on inflates every metric: always shown beside the
     # full-set result, never instead of it.
     unanimous_view = models.BooleanField(default=False)
+    # Semi-supervised aggregation: gold items take their expert answer in the label models (off
+    # by default, so that accuracy on gold stays a check of the aggregation, not a given).
+    clamp_gold = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -17,19 +17,50 @@ SUMMARY = QualityReport.SUMMARY
 ITEMS = QualityReport.ITEMS
 
 
+@dataclass(frozen=True)
+class CurrentReport:
+    """The stored report the page shows, chosen by the current settings' fingerprint.
+
+    `report` is the report of exactly the current labels and settings when one is stored;
+    otherwise the newest report with the current settings (`behind` labels arrived since), or
+    None when no report of the current settings exists yet (`other_settings`: one does with
+    settings the lead has since changed; it is never shown as if current).
+    """
+
+    report: QualityReport | None
+    fingerprint: str
+    exact: bool
+    behind: int
+    other_settings: bool
+
+
+def current_report(study, kind: str = SUMMARY) -> CurrentReport:
+    from qc import loaders
+
+    config = loaders.report_config(study)
+    count, newest = loaders.label_counts(study.id)
+    print_ = loaders.fingerprint(count, newest, config.settings_hash)
+    reports = QualityReport.objects.filter(study=study, kind=kind)
+    exact = reports.filter(fingerprint=print_).first()
+    if exact is not None:
+        return CurrentReport(exact, print_, True, 0, False)
+    same = reports.filter(settings_hash=config.settings_hash).order_by("-created_at", "-id").first()
+    if same is not None:
+        return CurrentReport(same, print_, False, max(count - same.label_count, 0), False)
+    return CurrentReport(None, print_, False, 0, reports.exists())
+
+
 def latest_report(study, kind: str = SUMMARY) -> QualityReport | None:
-    return (
-        QualityReport.objects.filter(study=study, kind=kind)
-        .order_by("-label_count", "-created_at")
-        .first()
-    )
+    """The report of the current settings (see `current_report`)."""
+    return current_report(study, kind).report
 
 
 def latest_items(study, fingerprint: str | None = None) -> QualityReport | None:
+    """The per-item tables stored with the report of this fingerprint (None if pruned)."""
     qs = QualityReport.objects.filter(study=study, kind=ITEMS)
     if fingerprint:
-        qs = qs.filter(fingerprint=fingerprint)
-    return qs.order_by("-label_count", "-created_at").first()
+        return qs.filter(fingerprint=fingerprint).first()
+    return qs.order_by("-created_at", "-id").first()
 
 
 def tasks_run_eagerly() -> bool:
@@ -76,15 +107,26 @@ def unanimous_view(study) -> bool:
     return ReportOptions.objects.filter(study=study, unanimous_view=True).exists()
 
 
+def report_options(study) -> dict:
+    options = ReportOptions.objects.filter(study=study).first()
+    return {
+        "unanimous_view": bool(options and options.unanimous_view),
+        "clamp_gold": bool(options and options.clamp_gold),
+    }
+
+
 def dashboard(study) -> dict:
     from qc import charts
     from qc.loaders import REPORT_VERSION
 
-    report = latest_report(study)
+    current = current_report(study)
+    report = current.report
     state = recompute_state(study)
     summary = report.payload if report else None
+    options = report_options(study)
     return {
         "report": report,
+        "current": current,
         "summary": summary,
         "age": (timezone.now() - report.created_at) if report else None,
         # Stored by an older version of the report code (fields may be missing until recomputed).
@@ -92,5 +134,7 @@ def dashboard(study) -> dict:
         "state": state,
         "worker": worker_status(state),
         "charts": charts.for_report(summary) if summary else {},
-        "unanimous_view": unanimous_view(study),
+        "chart_notes": charts.empty_notes(summary) if summary else {},
+        "unanimous_view": options["unanimous_view"],
+        "clamp_gold": options["clamp_gold"],
     }

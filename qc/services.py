@@ -122,6 +122,14 @@ def set_unanimous_view(study: Study, on: bool) -> None:
     ReportOptions.objects.update_or_create(study=study, defaults={"unanimous_view": bool(on)})
 
 
+def set_report_options(study: Study, *, unanimous_view: bool, clamp_gold: bool) -> None:
+    """The lead's report settings; they enter the settings hash, so the page shows their report."""
+    ReportOptions.objects.update_or_create(
+        study=study,
+        defaults={"unanimous_view": bool(unanimous_view), "clamp_gold": bool(clamp_gold)},
+    )
+
+
 def _progress(study_id: int):
     def report(stage: str, pct: int) -> None:
         RecomputeState.objects.filter(study_id=study_id).update(stage=stage, progress=pct)
@@ -159,7 +167,9 @@ def recompute(study_id: int) -> str:
         _progress(study_id)("storing", 95)
         if pause:
             time.sleep(pause)
-        stored = store_report(study_id, snap, print_, report, seconds)
+        stored = store_report(
+            study_id, snap, print_, report, seconds, settings_hash=config.settings_hash
+        )
     except Exception as exc:
         RecomputeState.objects.filter(study_id=study_id).update(
             last_error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now(), stage="failed"
@@ -175,9 +185,12 @@ def _finish(study_id: int, stage: str) -> None:
     )
 
 
-def store_report(study_id: int, snap, fingerprint: str, report, seconds: float) -> bool:
+def store_report(
+    study_id: int, snap, fingerprint: str, report, seconds: float, settings_hash: str = ""
+) -> bool:
     """Store both parts of a report in one transaction; False if this snapshot already had one."""
     common = {
+        "settings_hash": settings_hash,
         "label_count": snap.label_count,
         "newest_label_id": snap.newest_label_id,
         "compute_seconds": seconds,
@@ -205,11 +218,11 @@ def store_report(study_id: int, snap, fingerprint: str, report, seconds: float) 
 
 
 def _prune(study_id: int) -> None:
-    """Keep the newest few reports per kind (item tables are large)."""
+    """Keep the newest few reports per kind (item tables are large), newest stored first."""
     for kind, keep in KEEP_REPORTS.items():
         old = list(
             QualityReport.objects.filter(study_id=study_id, kind=kind)
-            .order_by("-label_count", "-created_at")
+            .order_by("-created_at", "-id")
             .values_list("id", flat=True)[keep:]
         )
         if old:

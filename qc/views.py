@@ -54,7 +54,11 @@ def _progress(request, study):
 @require_POST
 def options(request, token: str):
     study = lead_study_or_404(request.user, token)
-    services.set_unanimous_view(study, request.POST.get("unanimous_view") == "on")
+    services.set_report_options(
+        study,
+        unanimous_view=request.POST.get("unanimous_view") == "on",
+        clamp_gold=request.POST.get("clamp_gold") == "on",
+    )
     services.request_recompute(study, request.user)
     return redirect("study-dashboard", token=study.token)
 

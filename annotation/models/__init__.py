@@ -4,6 +4,13 @@ from .api_tokens import ApiToken
 from .content import Output, Prompt, System
 from .invites import Invite
 from .study import Comparison, Enrolment, GuideVersion, Ruling, Study
+from .training import (
+    CalibrationItem,
+    CalibrationSession,
+    QualificationItem,
+    TrainingBatch,
+    TrainingTask,
+)
 from .units import GoldAnswer, Unit, UnitOutput
 from .work import Assignment, Label, OutputRating, SpaAnswer
 from .workspace import Membership, Workspace
@@ -11,6 +18,8 @@ from .workspace import Membership, Workspace
 __all__ = [
     "ApiToken",
     "Assignment",
+    "CalibrationItem",
+    "CalibrationSession",
     "Comparison",
     "Enrolment",
     "GoldAnswer",
@@ -21,10 +30,13 @@ __all__ = [
     "Output",
     "OutputRating",
     "Prompt",
+    "QualificationItem",
     "Ruling",
     "SpaAnswer",
     "Study",
     "System",
+    "TrainingBatch",
+    "TrainingTask",
     "Unit",
     "UnitOutput",
     "Workspace",

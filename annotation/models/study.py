@@ -3,6 +3,7 @@
 Also who is enrolled (and from which annotator pool), the versioned guide and its rulings.
 """
 
+import re
 import secrets
 
 from django.conf import settings
@@ -11,6 +12,17 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.tokens import new_token
+
+_WRITER_PLACEHOLDER = re.compile(r"\{\s*([xyXY])\s*\}")
+
+
+def has_writer_placeholders(text: str) -> bool:
+    return bool(text) and bool(_WRITER_PLACEHOLDER.search(text))
+
+
+def fill_writers(text: str, x: str = "X", y: str = "Y") -> str:
+    """An SPA question with its {x} / {y} placeholders filled (generic X and Y by default)."""
+    return _WRITER_PLACEHOLDER.sub(lambda m: x if m.group(1).lower() == "x" else y, text or "")
 
 
 class TaskKind(models.TextChoices):
@@ -63,6 +75,17 @@ class Study(models.Model):
     quota_per_annotator = models.PositiveIntegerField(null=True, blank=True)
     requires_qualification = models.BooleanField(default=False)
     qualification_pass_score = models.FloatField(default=0.8)
+    qualification_attempts = models.PositiveSmallIntegerField(
+        default=2, help_text="Attempts at the qualification test each annotator gets."
+    )
+    qualification_retry_after_guide = models.BooleanField(
+        default=True, help_text="A failed annotator may retry only after re-reading the guide."
+    )
+    qualification_before_guide = models.BooleanField(
+        default=False, help_text="The test comes before the guide (the guide is hidden during it)."
+    )
+    # Annotator pools (Enrolment.pool) that may work on this study; empty: every pool.
+    allowed_pools = models.JSONField(default=list, blank=True)
 
     # System-level probabilistic assessment (Ethayarajh & Jurafsky 2022).
     spa_exposure_m = models.PositiveSmallIntegerField(
@@ -80,9 +103,6 @@ class Study(models.Model):
     spa_collect_likert = models.BooleanField(
         default=False, help_text="Also collect a Likert rating per output on the SPA page."
     )
-
-    # Pools whose annotators may be enrolled (Pool values); empty means every pool.
-    allowed_pools = models.JSONField(default=list, blank=True)
 
     crowd_platform = models.CharField(
         max_length=16, choices=CrowdPlatform.choices, default=CrowdPlatform.NONE, blank=True
@@ -200,6 +220,11 @@ class Study(models.Model):
     def is_spa(self) -> bool:
         return self.task_kind == self.TaskKind.SPA
 
+    @property
+    def question_display(self) -> str:
+        """The question as people read it outside a task: SPA's {x}/{y} filled as X and Y."""
+        return fill_writers(self.question)
+
     def current_guide(self):
         return self.guide_versions.order_by("-number").first()
 
@@ -301,6 +326,8 @@ class GuideVersion(models.Model):
     body = models.TextField(help_text="The guide, in plain text or Markdown.")
     changes = models.TextField(blank=True, help_text="What changed since the previous version.")
     requires_recalibration = models.BooleanField(default=False)
+    # The short batch an annotator labels before production resumes (calibration-role units).
+    recalibration_units = models.ManyToManyField("annotation.Unit", blank=True, related_name="+")
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -321,12 +348,26 @@ class Ruling(models.Model):
     """A short, citable decision from calibration, written back into the guide."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="rulings")
+    # Null while a draft (recorded in a calibration session, not yet published).
     guide_version = models.ForeignKey(
-        GuideVersion, on_delete=models.CASCADE, related_name="rulings_introduced"
+        GuideVersion,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="rulings_introduced",
     )
     title = models.CharField(max_length=200)
     text = models.TextField()
     example = models.TextField(blank=True)
+    # The real items the ruling decides (its examples in the guide).
+    examples = models.ManyToManyField("annotation.Unit", blank=True, related_name="rulings")
+    session = models.ForeignKey(
+        "annotation.CalibrationSession",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="rulings",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

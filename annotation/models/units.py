@@ -111,6 +111,10 @@ class GoldAnswer(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when a published ruling cites this item: the lead confirms or updates the answer.
+    flagged_by_ruling = models.ForeignKey(
+        "annotation.Ruling", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     def __str__(self) -> str:
         return f"gold for {self.unit.token}"

@@ -79,9 +79,8 @@ KEY_MIN, KEY_MAX = -(1 << 63), (1 << 63) - 1
 class WorkState:
     done: int
     assigned: int
-    blocked_reason: (
-        str  # "" | "paused" | "quota" | "qualification" | "recalibration" | "closed" | "done"
-    )
+    # "" | "paused" | "pool" | "quota" | "qualification" | "recalibration" | "closed" | "done"
+    blocked_reason: str
 
 
 def _pg() -> bool:
@@ -215,7 +214,7 @@ def _enrolment_sql(lock: bool) -> str:
         " (SELECT g.id FROM annotation_guideversion g WHERE g.study_id = e.study_id"
         "  ORDER BY g.number DESC LIMIT 1),"
         " (SELECT MAX(g.number) FROM annotation_guideversion g WHERE g.study_id = e.study_id"
-        "  AND g.requires_recalibration)"
+        "  AND g.requires_recalibration AND g.published_at > e.created_at), e.pool"
         " FROM annotation_enrolment e WHERE e.study_id = %s AND e.user_id = %s"
         + (" FOR UPDATE OF e" if lock and _pg() else "")
     )
@@ -233,7 +232,8 @@ class _Enrolment:
     quota: int | None
     calibrated_number: int | None
     current_guide_id: int | None
-    recalibration_number: int | None
+    recalibration_number: int | None  # the newest change since they enrolled that needs it
+    pool: str = ""
 
 
 def _load_enrolment(cursor, study: Study, annotator, lock: bool) -> _Enrolment | None:
@@ -252,6 +252,8 @@ def gate_reason(study: Study, e: _Enrolment | None) -> str:
         return "closed"
     if study.status != Study.Status.LIVE:
         return "paused"  # draft, qualifying and paused studies hand out no work
+    if study.allowed_pools and e.pool not in study.allowed_pools:
+        return "pool"
     if study.requires_qualification and e.qualified_at is None:
         return "qualification"
     if e.recalibration_number is not None and (e.calibrated_number or 0) < e.recalibration_number:
@@ -259,10 +261,19 @@ def gate_reason(study: Study, e: _Enrolment | None) -> str:
     return ""
 
 
+# Qualification and calibration work (annotation.services.qualification, .calibration) is
+# handed out there; the engine neither resumes it, nor counts it in progress or quota.
+TRAINING = (Purpose.QUALIFICATION, Purpose.CALIBRATION)
+
+
 def _active_count(annotator, study: Study) -> int:
-    return Assignment.objects.filter(
-        annotator=annotator, study=study, status__in=[LEASED, Assignment.Status.SUBMITTED]
-    ).count()
+    return (
+        Assignment.objects.filter(
+            annotator=annotator, study=study, status__in=[LEASED, Assignment.Status.SUBMITTED]
+        )
+        .exclude(purpose__in=TRAINING)
+        .count()
+    )
 
 
 # --- injection ------------------------------------------------------------------------------
@@ -390,7 +401,8 @@ def next_assignment(annotator, study: Study, *, now=None) -> Assignment | None:
 
 _OPEN_LEASE_SQL = (
     "SELECT id FROM annotation_assignment WHERE annotator_id = %s AND study_id = %s"
-    " AND status = 'leased' AND expires_at > %s ORDER BY position DESC LIMIT 1"
+    " AND status = 'leased' AND expires_at > %s"
+    " AND purpose NOT IN ('qualification', 'calibration') ORDER BY position DESC LIMIT 1"
 )
 
 
@@ -399,6 +411,9 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     e = _load_enrolment(cursor, study, annotator, lock=True)
     if e is None:
         return None
+    gate = gate_reason(study, e)
+    if gate in ("pool", "qualification", "recalibration"):
+        return None  # these stop even an open lease (say, from before the guide changed)
     # A statement of its own, after the lock: a subquery of the locking statement would read
     # the snapshot from before a parallel claim of this annotator committed.
     lease = _execute(
@@ -408,7 +423,7 @@ def _claim(annotator, study: Study, now) -> Assignment | None:
     ).fetchone()
     if lease is not None:
         return Assignment.objects.get(pk=lease[0])
-    if gate_reason(study, e):
+    if gate:
         return None
     quota_left = None
     if e.quota is not None:
@@ -647,9 +662,13 @@ def work_state(annotator, study: Study) -> WorkState:
     now = timezone.now()
     cursor = connection.cursor()
     e = _load_enrolment(cursor, study, annotator, lock=False)
-    counts = Assignment.objects.filter(annotator=annotator, study=study).aggregate(
-        done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
-        open=Count("id", filter=Q(status=LEASED, expires_at__gt=now)),
+    counts = (
+        Assignment.objects.filter(annotator=annotator, study=study)
+        .exclude(purpose__in=TRAINING)
+        .aggregate(
+            done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            open=Count("id", filter=Q(status=LEASED, expires_at__gt=now)),
+        )
     )
     done, open_ = counts["done"], counts["open"]
     reason = gate_reason(study, e)

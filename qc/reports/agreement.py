@@ -7,10 +7,65 @@ import numpy as np
 
 from analysis import agreement as ag
 from qc.loaders import ReportConfig, Snapshot
-from qc.reports.common import category_label, missing_row, num, stat_row
+from qc.reports.common import display_label, missing_row, num, stat_row
 from qc.reports.labels import TIE, Labels
 
 MAX_TIME_POINTS = 10
+# Raw minus chance-corrected agreement at which the page explains the prevalence paradox.
+PARADOX_GAP = 0.25
+# ... when chance alone makes two labels agree this often (sum of squared class shares): the
+# paradox is a prevalence effect, not any gap between two different statistics.
+PARADOX_CHANCE = 0.55
+
+
+def chance_share(shares) -> float:
+    return float(np.sum(np.square(np.asarray(shares, dtype=float))))
+
+
+def _without_duplicate(rows: list[dict]) -> list[dict]:
+    """Pairwise: percent agreement counts a tie as a third answer, which makes it the same number
+    as preference agreement with ties; show it once and say so."""
+    percent = next((r for r in rows if r["key"] == "percent"), None)
+    ties = next((r for r in rows if r["key"] == "preference_with_ties"), None)
+    if percent is None or ties is None:
+        return rows
+    same = (
+        percent["value"] is not None
+        and ties["value"] is not None
+        and abs(percent["value"] - ties["value"]) < 1e-9
+    )
+    if not same:
+        return rows
+    percent["label"] = "Percent agreement (ties count as an answer)"
+    percent["same_as"] = "preference agreement with ties included: the same pairs, the same number"
+    return [r for r in rows if r is not ties]
+
+
+def reading(row: dict) -> str:
+    """One line saying what the number means, for the page beside it."""
+    value, low, high = row["value"], row["ci_low"], row["ci_high"]
+    if value is None:
+        return ""
+    key = row["key"]
+    if key == "percent":
+        text = f"Two raters of one item gave the same label in {value:.0%} of pairs"
+        if row.get("same_as"):
+            text += f" (also the {row['same_as']})"
+        return text + "; chance alone produces some of this."
+    if key == "preference_without_ties":
+        return f"Where both raters picked a side, they picked the same one in {value:.0%} of pairs."
+    scale = "1 is perfect agreement, 0 is what chance alone gives"
+    if key == "icc":
+        scale = "the share of rating variance due to the items (1: raters agree exactly)"
+    if low is None or high is None:
+        return f"{value:.2f}: {scale}; no interval."
+    if low > 0:
+        return f"Above chance: the whole interval is above 0 ({scale})."
+    if high < 0:
+        return (
+            f"Below chance: raters disagree more often than chance alone would make them ({scale})."
+        )
+    return f"The interval crosses 0: no clear agreement beyond chance in these labels ({scale})."
 
 
 def chance_corrected(t: Labels) -> tuple[str, str, dict]:
@@ -71,6 +126,9 @@ def agreement_section(t: Labels, config: ReportConfig) -> dict:
         rows.append(stat_row("chance_corrected", label, res, boot))
     if t.level == "interval":
         rows.append(stat_row("icc", "ICC(2,1)", ag.icc(it, ra, la, form="ICC(2,1)")))
+    rows = _without_duplicate(rows)
+    for row in rows:
+        row["reading"] = reading(row)
 
     payload: dict = {"level": t.level, "items_are": t.what, "statistics": rows}
     if t.level != "interval":
@@ -79,7 +137,7 @@ def agreement_section(t: Labels, config: ReportConfig) -> dict:
         per_class = ag.specific_agreement(it, ra, la, **cats)
         payload["distribution"] = [
             {
-                "label": category_label(c),
+                "label": display_label(c, config.category_texts),
                 "value": c,  # the raw category (a Likert score stays a number in the JSON)
                 "count": int(n),
                 "share": num(s),
@@ -90,12 +148,20 @@ def agreement_section(t: Labels, config: ReportConfig) -> dict:
         payload["majority_class_share"] = num(dist.value)
         percent = next((r["value"] for r in rows if r["key"] == "percent"), None)
         chance = rows[1]["value"] if len(rows) > 1 else None
-        if percent is not None and chance is not None and percent >= 0.8 and chance < 0.4:
+        if (
+            percent is not None
+            and chance is not None
+            and percent - chance >= PARADOX_GAP
+            and chance_share(dist.shares) >= PARADOX_CHANCE
+            and t.level != "preference"
+        ):
             payload["prevalence_warning"] = (
-                f"Percent agreement is high ({percent:.2f}) but the chance-corrected statistic is "
-                f"low ({chance:.2f}): the most frequent class has "
-                f"{dist.value:.0%} of the labels (the prevalence paradox). Read the per-class "
-                "agreement and the disagreeing items."
+                f"Raw agreement ({percent:.0%}) and the chance-corrected statistic "
+                f"({chance:.2f}) diverge: the most frequent class has {dist.value:.0%} of the "
+                f"labels, so two labels agree {chance_share(dist.shares):.0%} of the time by "
+                "chance alone and raters agree little beyond that (the "
+                "prevalence paradox). Read the per-class agreement below and the items where "
+                "raters disagree."
             )
     else:
         counts, edges = np.histogram(la, bins=10, range=(0.0, 100.0))

@@ -17,6 +17,7 @@ from qc.reports.labels import task_labels
 from qc.reports.pairwise import pairwise_section
 from qc.reports.progress import progress_section
 from qc.reports.spa import spa_section
+from qc.reports.systems import systems_section
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +26,14 @@ KINDS_WITH_CATEGORIES = (
     Study.TaskKind.ORDINAL,
     Study.TaskKind.LIKERT,
     Study.TaskKind.PAIRWISE,
+)
+
+# Kinds with a rating scale: their per-system means are shown.
+RATED_KINDS = (
+    Study.TaskKind.LIKERT,
+    Study.TaskKind.CONTINUOUS,
+    Study.TaskKind.ORDINAL,
+    Study.TaskKind.SPA,
 )
 
 Progress = Callable[[str, int], None]
@@ -62,6 +71,8 @@ def build_report(snap: Snapshot, config: ReportConfig, progress: Progress | None
     summary["progress"] = _section("progress", progress_section, snap)
     summary["design"] = _section("design", design_section, snap, config)
     t = task_labels(snap, config)
+    if config.task_kind in RATED_KINDS:
+        summary["systems"] = _section("systems", systems_section, t, snap, config)
     if t is None or t.labels.size == 0:
         summary["agreement"] = {"reason": "no labels to compare yet"}
     else:

@@ -45,6 +45,15 @@ def category_label(value) -> str:
     return str(value)
 
 
+def display_label(value, texts) -> str:
+    """A category as the page shows it: the scheme's display text ("Medium", not "mid"; "3
+    (Fair)" for a Likert point), else `category_label`. `texts`: (value, text) pairs or a dict."""
+    lookup = dict(texts) if not isinstance(texts, dict) else texts
+    if isinstance(value, np.generic):
+        value = value.item()
+    return lookup.get(value, category_label(value))
+
+
 def stars(p) -> str:
     if p is None or not math.isfinite(p):
         return ""

@@ -1,5 +1,9 @@
 """The pairwise section: Bradley-Terry strengths with bootstrap intervals, and each annotator's
-left-choice rate (position bias), from the sides as they were shown."""
+left-choice rate (position bias), from the sides as they were shown.
+
+Position bias is flagged per annotator by an exact two-sided binomial test of their left-choice
+share against 0.5 (ties left out), Holm-adjusted across annotators (Holm 1979), at alpha 0.05.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,12 @@ import numpy as np
 from analysis import preference as pref
 from qc.loaders import ReportConfig, Snapshot
 from qc.reports.common import num
+
+BIAS_ALPHA = 0.05
+BIAS_TEST = (
+    "exact two-sided binomial test of the share of left choices (ties left out) against 0.5, "
+    "Holm-adjusted across annotators"
+)
 
 
 def pairwise_section(snap: Snapshot, config: ReportConfig) -> dict:
@@ -35,6 +45,8 @@ def pairwise_section(snap: Snapshot, config: ReportConfig) -> dict:
         seed=config.seed,
     )
     bias = bt.position_bias
+    p_holm = pref.holm(bias.p)
+    flagged = np.nan_to_num(p_holm, nan=1.0) <= BIAS_ALPHA
     order = np.argsort(-np.nan_to_num(bt.strength_values, nan=-np.inf))
     return {
         "strengths": [
@@ -54,18 +66,26 @@ def pairwise_section(snap: Snapshot, config: ReportConfig) -> dict:
         "left_choice": {
             "overall_share": num(bias.overall_share_left),
             "overall_p": num(bias.overall_p),
+            "test": BIAS_TEST,
+            "alpha": BIAS_ALPHA,
+            "n_flagged": int(flagged.sum()),
             "annotators": [
                 {
                     "annotator": snap.annotator_names.get(int(r), str(r)),
+                    "annotator_id": int(r),
                     "judgments": int(n),
                     "share_left": num(s),
                     "p": num(p),
+                    "p_holm": num(ph),
+                    "position_bias": bool(flag),
                 }
-                for r, n, s, p in zip(
+                for r, n, s, p, ph, flag in zip(
                     bias.raters.tolist(),
                     bias.n.tolist(),
                     bias.share_left.tolist(),
                     bias.p.tolist(),
+                    p_holm.tolist(),
+                    flagged.tolist(),
                     strict=True,
                 )
             ],

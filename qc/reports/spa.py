@@ -52,6 +52,7 @@ def _test_row(row) -> dict:
         "ci_low": num(row.ci_low),
         "ci_high": num(row.ci_high),
         "t": num(row.t),
+        "df": int(row.df) if math.isfinite(row.df) and row.n > 1 else None,
         "p": num(row.p),
         "p_holm": num(row.p_holm),
         "stars": stars(row.p_holm),
@@ -102,6 +103,7 @@ def spa_section(snap: Snapshot, config: ReportConfig) -> dict:
         variants.append(("filtered", result.rows, likert))
     tables = {variant: _table(result, rows, likert, config) for variant, rows, likert in variants}
     primary = "filtered" if preregistered and filtered else "unfiltered"
+    dropped = _dropped(snap, config, result.dropped, ann, comp, p_xy, p_yx, tau) if filtered else []
     needed = [
         r["spa"]["n_for_power"]
         for r in tables[primary]
@@ -115,7 +117,11 @@ def spa_section(snap: Snapshot, config: ReportConfig) -> dict:
         "filter_reason": filter_reason,
         "n_annotators": int(result.n_annotators),
         "dropped_annotators": int(result.n_dropped),
+        "dropped": dropped,
+        # In the filtered table the dropped annotators leave the Likert column too.
+        "filter_applies_to_likert": bool(filtered and likert_everyone is not None),
         "tables": tables,
+        "recovered": {variant: _recovered(table) for variant, table in tables.items()},
         "likert_reason": "no Likert ratings on the SPA pages" if likert_everyone is None else "",
         "annotators_for_power": max(needed) if needed else None,
         "power_target": POWER_TARGET,
@@ -136,6 +142,7 @@ def _table(result, rows, likert, config: ReportConfig) -> list[dict]:
         want = _expected_verdict(expected)
         lrow = likert.by_comparison.get(row.comparison) if likert is not None else None
         flags = flags_by.get(row.comparison)
+        reversal = _likert_opposite(row, lrow, want)
         table.append(
             {
                 "comparison": int(row.comparison),
@@ -146,10 +153,14 @@ def _table(result, rows, likert, config: ReportConfig) -> list[dict]:
                 "likert": _test_row(lrow) if lrow is not None else None,
                 "spa_matches_expected": (row.verdict == want) if want else None,
                 "likert_matches_expected": (lrow.verdict == want) if want and lrow else None,
-                "protocols_disagree": bool(lrow is not None and lrow.verdict != row.verdict),
-                "reversal": bool(flags.reversal) if flags else False,
+                "reversal": reversal,
+                # verdicts differ without a reversal (e.g. one significant, the other not)
+                "protocols_disagree": bool(
+                    lrow is not None and lrow.verdict != row.verdict and not reversal
+                ),
+                "both_significant_opposite": bool(flags.reversal) if flags else False,
                 "direction_disagrees": bool(flags.direction_disagrees) if flags else False,
-                "likert_significant_opposite": _likert_opposite(row, lrow, want),
+                "likert_significant_opposite": reversal,
                 "likert_unexpected": bool(want and lrow is not None and lrow.verdict != want),
             }
         )
@@ -157,13 +168,60 @@ def _table(result, rows, likert, config: ReportConfig) -> list[dict]:
 
 
 def _likert_opposite(spa_row, lrow, want) -> bool:
-    """Likert significant against the stated direction, or (none stated) against SPA."""
+    """The reversal flag: Likert significant (Holm) in the direction opposite to the SPA
+    estimate (the sign of mean P[X>Y] - 0.5, significant or not) or to the expected relation
+    when one is stated (Ethayarajh & Jurafsky 2022, Table 1: human vs davinci)."""
     if lrow is None or lrow.verdict not in ("X>Y", "Y>X"):
         return False
     opposite = {"X>Y": "Y>X", "Y>X": "X>Y"}[lrow.verdict]
-    if want in ("X>Y", "Y>X"):
-        return want == opposite
-    return spa_row.verdict == opposite
+    if want in ("X>Y", "Y>X") and want == opposite:
+        return True
+    if not math.isfinite(spa_row.mean) or spa_row.mean == 0.5:
+        return False
+    spa_direction = "X>Y" if spa_row.mean > 0.5 else "Y>X"
+    return spa_direction == opposite
+
+
+def _recovered(table: list[dict]) -> dict:
+    """How many stated expected relations each protocol recovers (the paper's "SPA 5/5, Likert
+    2/5"): a stated direction needs a Holm-significant verdict that way; "no difference" needs
+    no significant verdict."""
+    stated = [r for r in table if r["spa_matches_expected"] is not None]
+    with_likert = [r for r in stated if r["likert"] is not None]
+    return {
+        "expected": len(stated),
+        "spa": sum(bool(r["spa_matches_expected"]) for r in stated),
+        "likert": sum(bool(r["likert_matches_expected"]) for r in with_likert),
+        "likert_expected": len(with_likert),
+    }
+
+
+def _dropped(snap: Snapshot, config: ReportConfig, dropped, ann, comp, p_xy, p_yx, tau) -> list:
+    """The annotators the tau filter dropped, each with P[X>Y] + P[Y>X] per comparison."""
+    if dropped is None or len(dropped) == 0:
+        return []
+    names = {c[0]: f"{c[2]} vs {c[4]}" for c in config.comparisons}
+    sums = p_xy + p_yx
+    out = []
+    for a in np.asarray(dropped).tolist():  # the dropped few
+        mine = ann == a
+        rows = [
+            {
+                "comparison": names.get(int(c), str(c)),
+                "sum": round(float(v), 4),
+                "over": bool(v > tau + 1e-9),
+            }
+            for c, v in zip(comp[mine].tolist(), sums[mine].tolist(), strict=True)
+        ]
+        out.append(
+            {
+                "annotator": snap.annotator_names.get(int(a), str(a)),
+                "annotator_id": int(a),
+                "sums": rows,
+                "max_sum": max(r["sum"] for r in rows),
+            }
+        )
+    return sorted(out, key=lambda d: (-d["max_sum"], d["annotator"]))
 
 
 def _likert_protocol(snap: Snapshot, config: ReportConfig, leave_out=None):

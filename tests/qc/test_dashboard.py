@@ -154,7 +154,7 @@ def test_spa_dashboard_marks_the_preregistered_table_and_flags_reversals(client)
     client.force_login(lead_of(study))
     html = client.get(reverse("study-dashboard", args=[study.token])).content.decode()
     assert "pre-registered" in html
-    assert "Likert significant in the opposite direction" in html
+    assert 'data-flag="reversal"' in html
     assert 'id="spec-spa"' in html
     url = reverse("study-report-csv", args=[study.token, "spa-filtered"])
     rows = list(csv.reader(io.StringIO(b"".join(client.get(url).streaming_content).decode())))
@@ -184,7 +184,8 @@ def test_likert_classes_read_as_whole_numbers_on_the_page_in_charts_and_csv(clie
     url = reverse("study-report-csv", args=[study.token, "soft-labels"])
     rows = list(csv.reader(io.StringIO(b"".join(client.get(url).streaming_content).decode())))
     assert rows[0][-5:] == ["soft:1", "soft:2", "soft:3", "soft:4", "soft:5"]
-    assert {r[2] for r in rows[1:]} <= {"1", "2", "3", "4", "5"}
+    majority = rows[0].index("majority")
+    assert {r[majority] for r in rows[1:]} <= {"1", "2", "3", "4", "5"}
     body = json.loads(client.get(reverse("study-report-json", args=[study.token])).content)
     assert body["report"]["agreement"]["distribution"][0]["value"] == 1.0
     assert all(isinstance(v, float) for v in body["items"]["majority"])
@@ -205,13 +206,27 @@ def test_spa_chart_spec_says_what_the_table_says():
     json.dumps(spec, allow_nan=False)
 
 
-def test_chart_specs_for_a_report_cover_distribution_and_agreement_over_time(reported):
-    summary = QualityReport.objects.get(study=reported, kind="study").payload
+def test_chart_specs_for_a_report_cover_distribution_and_agreement_over_time(settings):
+    settings.CONCORD_QC_BOOTSTRAP = 50
+    study, _ = simulate.categorical_study(n_prompts=20)
+    # labels on two days, so agreement over time has two points
+    first = list(study.labels.order_by("id").values_list("id", flat=True))[:30]
+    study.labels.filter(id__in=first).update(created_at=timezone.now() - timedelta(days=1))
+    services.recompute(study.pk)
+    summary = QualityReport.objects.get(study=study, kind="study").payload
     specs = charts.for_report(summary)
     assert set(specs) >= {"label_distribution", "agreement_over_time", "labels_per_day"}
+    assert charts.empty_notes(summary) == {}
     values = specs["label_distribution"]["data"]["values"]
     assert sum(v["count"] for v in values) == summary["progress"]["labels"]
     assert specs["agreement_over_time"]["layer"][0]["encoding"]["y2"] == {"field": "ci_high"}
+
+
+def test_a_single_day_says_not_enough_data_instead_of_a_single_dot(reported):
+    summary = QualityReport.objects.get(study=reported, kind="study").payload
+    assert len(summary["agreement_over_time"]["points"]) == 1
+    assert "agreement_over_time" not in charts.for_report(summary)
+    assert charts.empty_notes(summary)["agreement_over_time"].startswith("Not enough data yet")
 
 
 def test_dashboard_query_count_does_not_grow_with_labels(

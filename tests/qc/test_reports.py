@@ -55,7 +55,7 @@ def test_report_numbers_equal_the_analysis_functions_on_the_same_labels(settings
     assert stat(report, "chance_corrected")["ci_high"] == pytest.approx(boot.ci_high)
 
     per_class = ag.specific_agreement(items, raters, labels, categories=cats).per_category
-    dist = {d["label"]: d for d in report.summary["agreement"]["distribution"]}
+    dist = {d["value"]: d for d in report.summary["agreement"]["distribution"]}
     assert dist["unsafe"]["specific_agreement"] == pytest.approx(per_class["unsafe"])
     assert dist["safe"]["count"] == int((labels == "safe").sum())
 
@@ -63,7 +63,7 @@ def test_report_numbers_equal_the_analysis_functions_on_the_same_labels(settings
     ds = lm.dawid_skene(items, raters, labels)
     agg = report.summary["aggregation"]
     assert agg["n_disagree"] == int((mv.item_labels != ds.item_labels).sum())
-    assert {m["label"]: m["count"] for m in agg["majority"]}["safe"] == int(
+    assert {m["value"]: m["count"] for m in agg["majority"]}["safe"] == int(
         (mv.item_labels == "safe").sum()
     )
     soft = lm.soft_labels(items, raters, labels)
@@ -89,7 +89,10 @@ def test_ordinal_study_uses_ordinal_alpha_in_scale_order():
     row = stat(report, "chance_corrected")
     assert row["label"] == "Krippendorff's alpha (ordinal)"
     assert row["value"] == pytest.approx(alpha.value)
-    assert [d["label"] for d in report.summary["agreement"]["distribution"]] == list(order)
+    assert [d["value"] for d in report.summary["agreement"]["distribution"]] == list(order)
+    # the page reads the scheme's display text, in scale order
+    texts = [d["label"] for d in report.summary["agreement"]["distribution"]]
+    assert texts == ["Fully", "Partially", "Does not answer"]
 
 
 def test_two_raters_on_a_nominal_scale_get_cohens_kappa():
@@ -298,7 +301,8 @@ def test_spa_table_flags_likert_significant_in_the_opposite_direction():
     assert row["likert"]["mean"] < 0
     assert row["likert_significant_opposite"] is True
     assert row["reversal"] is True
-    assert row["protocols_disagree"] is True
+    assert row["both_significant_opposite"] is True
+    assert row["protocols_disagree"] is False  # a reversal is flagged apart from a disagreement
 
 
 def test_pairwise_report_has_preference_agreement_bradley_terry_and_left_choice_rates(settings):
@@ -306,7 +310,9 @@ def test_pairwise_report_has_preference_agreement_bradley_terry_and_left_choice_
     study = simulate.pairwise_study()
     report = report_for(study)
     keys = [s["key"] for s in report.summary["agreement"]["statistics"]]
-    assert keys == ["percent", "preference_with_ties", "preference_without_ties"]
+    # percent agreement with ties as an answer is preference agreement with ties: shown once
+    assert keys == ["percent", "preference_without_ties"]
+    assert "preference agreement with ties" in stat(report, "percent")["reading"]
     rows = list(
         Label.objects.filter(study=study)
         .order_by("id")
@@ -315,7 +321,7 @@ def test_pairwise_report_has_preference_agreement_bradley_terry_and_left_choice_
     items = np.array([r[0] for r in rows])
     raters = np.array([r[1] for r in rows])
     choices = np.array([r[2] or "tie" for r in rows])
-    for ties, key in (("include", "preference_with_ties"), ("exclude", "preference_without_ties")):
+    for ties, key in (("include", "percent"), ("exclude", "preference_without_ties")):
         direct = ag.preference_agreement(items, raters, choices, ties=ties)
         assert stat(report, key)["value"] == pytest.approx(direct.value)
     pairwise = report.summary["pairwise"]
@@ -367,3 +373,28 @@ def test_settings_changes_change_the_fingerprint():
     before = loaders.report_config(study).settings_hash
     Comparison.objects.filter(pk=comparisons[0].pk).update(expected="x")
     assert loaders.report_config(study).settings_hash != before
+
+
+def test_prevalence_paradox_is_explained_below_80_percent_raw_agreement_too():
+    """The issue's case: about 65% raw agreement beside a kappa near zero (random labels, 80%
+    of them in one class)."""
+    rng = np.random.default_rng(12)
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=60, systems=("alpha",))
+    people = simulate.annotators(3, prefix=f"p{study.pk}r")
+    rows = [
+        {"unit": u, "annotator": p, "choice": "safe" if rng.random() < 0.8 else "unsafe"}
+        for u in study.units.order_by("id")
+        for p in people
+    ]
+    add_labels(study, rows)
+    report = report_for(study)
+    percent, kappa = stat(report, "percent")["value"], stat(report, "chance_corrected")["value"]
+    assert 0.5 < percent < 0.8 and abs(kappa) < 0.15
+    assert "prevalence paradox" in report.summary["agreement"]["prevalence_warning"]
+    assert "interval crosses 0" in stat(report, "chance_corrected")["reading"]
+
+
+def test_no_paradox_note_when_classes_are_balanced():
+    study, _ = simulate.categorical_study(n_prompts=40, prevalence=0.5, accuracy=0.62, seed=3)
+    report = report_for(study)
+    assert "prevalence_warning" not in report.summary["agreement"]

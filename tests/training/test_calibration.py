@@ -1,0 +1,133 @@
+"""Calibration sessions: independent labels, the distribution shown only after a rater has
+submitted all theirs (counts, never names), rulings recorded against items, publishing."""
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import CalibrationSession, GuideVersion, Label, Ruling, Unit
+from annotation.services import assignment as engine
+from annotation.services import calibration, guides
+from annotation.services.training_items import TrainingError
+from tests.factories import enrol
+from tests.training.helpers import answer_batch, labelled_study, unit_of
+
+pytestmark = pytest.mark.django_db
+
+
+def session_of_three(study):
+    raters = [enrol(study) for _ in range(3)]
+    session = calibration.open_session(
+        study,
+        title="Rice week",
+        raters=[r.user for r in raters],
+        units=[unit_of(study, p) for p in ("p0", "p1", "p2")],
+    )
+    return session, raters
+
+
+def prompt_of(unit):
+    return Unit.objects.get(pk=unit.pk).prompt.external_id
+
+
+def test_a_session_needs_enrolled_raters_and_items():
+    study, _ = labelled_study()
+    stranger = enrol(labelled_study(n_prompts=1, raters=1)[0]).user
+    rater = enrol(study).user
+    with pytest.raises(TrainingError, match="not enrolled"):
+        calibration.open_session(
+            study, title="S", raters=[rater, stranger], units=[unit_of(study, "p0")]
+        )
+    with pytest.raises(TrainingError) as error:
+        calibration.open_session(study, title="S", raters=[rater, enrol(study).user], units=[])
+    assert error.value.field == "items"
+    assert not CalibrationSession.objects.exists()
+
+
+def test_raters_see_the_distribution_only_after_submitting_all_their_labels(client):
+    study, _ = labelled_study()
+    session, raters = session_of_three(study)
+    picks = [
+        {"p0": "unsafe", "p1": "safe", "p2": "safe"},
+        {"p0": "safe", "p1": "safe", "p2": "safe"},
+        {"p0": "unsafe", "p1": "unsafe", "p2": "safe"},
+    ]
+    url = reverse("calibration-rater", args=[study.token, session.token])
+    first = raters[0]
+    client.force_login(first.user)
+    # the other two finish first: the first rater still sees nothing of theirs
+    for rater, pick in zip(raters[1:], picks[1:], strict=True):
+        batch = calibration.start_session_batch(session, rater.user)
+        answer_batch(batch, lambda unit, pick=pick: pick[prompt_of(unit)])
+    page = client.get(url).content.decode()
+    assert "Label the batch" in page and "tr-split" not in page
+    batch = calibration.start_session_batch(session, first.user)
+    answer_batch(batch, lambda unit: picks[0][prompt_of(unit)])
+    page = client.get(url).content.decode()
+    assert "How the labels fell" in page
+    for r in raters:
+        assert r.user.username not in page.split("</header>", 1)[1]
+    splits = calibration.distribution(session)
+    # most disputed first: p0 and p1 split 2:1, p2 unanimous last
+    assert [prompt_of(s.item.unit) for s in splits][-1] == "p2"
+    assert {prompt_of(s.item.unit): dict(s.split) for s in splits} == {
+        "p0": {"Unsafe": 2, "Safe": 1},
+        "p1": {"Safe": 2, "Unsafe": 1},
+        "p2": {"Safe": 3},
+    }
+
+
+def test_calibration_labels_are_calibration_and_never_production():
+    study, _ = labelled_study()
+    slots = dict(Unit.objects.filter(role="production").values_list("id", "open_slots"))
+    production = Label.objects.filter(purpose="production").count()
+    session, raters = session_of_three(study)
+    for r in raters:
+        answer_batch(calibration.start_session_batch(session, r.user), lambda unit: "safe")
+    assert Label.objects.filter(purpose="calibration").count() == 9
+    assert Label.objects.filter(purpose="production").count() == production
+    assert dict(Unit.objects.filter(role="production").values_list("id", "open_slots")) == slots
+    assert set(
+        Label.objects.filter(purpose="calibration").values_list("unit__role", flat=True)
+    ) == {"calibration"}
+
+
+def test_rulings_recorded_in_a_session_are_published_as_a_version_that_gates():
+    study, producers = labelled_study()
+    session, raters = session_of_three(study)
+    for r in raters:
+        answer_batch(calibration.start_session_batch(session, r.user), lambda unit: "safe")
+    items = {prompt_of(s.item.unit): s.item for s in calibration.distribution(session)}
+    calibration.record_ruling(session, items["p0"], title="Reheat is not enough", text="Unsafe.")
+    calibration.record_ruling(session, items["p1"], title="Fridge within 2h", text="Safe.")
+    assert Ruling.objects.filter(guide_version__isnull=True).count() == 2
+    assert guides.rulings_in_force(study) == []  # drafts are not in the guide yet
+    version = calibration.publish_session(
+        session, body="The guide.", requires_recalibration=True, seed=2
+    )
+    assert version.number == 1 and version.rulings_introduced.count() == 2
+    assert version.recalibration_units.count() == 2
+    session.refresh_from_db()
+    assert session.status == "published" and session.published_version == version
+    # everyone enrolled before the change is gated until their batch is done
+    assert engine.work_state(producers[0].user, study).blocked_reason == "recalibration"
+    with pytest.raises(TrainingError):
+        calibration.record_ruling(session, items["p2"], title="Late", text="x")
+
+
+def test_publishing_without_rulings_is_refused():
+    study, _ = labelled_study()
+    session, _ = session_of_three(study)
+    with pytest.raises(TrainingError):
+        calibration.publish_session(session, body="x")
+    assert not GuideVersion.objects.exists()
+
+
+def test_only_the_sessions_raters_reach_it(client):
+    study, _ = labelled_study()
+    session, _ = session_of_three(study)
+    outsider = enrol(study).user
+    client.force_login(outsider)
+    url = reverse("calibration-rater", args=[study.token, session.token])
+    assert client.get(url).status_code == 404
+    with pytest.raises(TrainingError):
+        calibration.start_session_batch(session, outsider)

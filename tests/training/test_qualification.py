@@ -1,0 +1,218 @@
+"""Qualification: boundary candidates from real splits, the test's items, attempts and retries,
+easy and boundary scores, and the lead's results (pass rate, easy-item trap, per-item share)."""
+
+import pytest
+
+from annotation.models import Enrolment, Label, QualificationItem, Unit
+from annotation.services import assignment as engine
+from annotation.services import guides, qualification, setup
+from annotation.services.training_items import TrainingError, resolve_items
+from tests.factories import enrol
+from tests.training.helpers import answer_batch, labelled_study, unit_of
+
+pytestmark = pytest.mark.django_db
+
+
+def built_test(study):
+    """p0, p1 (split 2:1) as boundary items keyed unsafe; p2 (unanimous) as an easy item."""
+    for pid in ("p0", "p1"):
+        qualification.add_item(study, unit_of(study, pid), answer="unsafe", difficulty="boundary")
+    qualification.add_item(study, unit_of(study, "p2"), answer="safe", difficulty="easy")
+    return {
+        i.unit_id: i.source_unit.prompt.external_id
+        for i in QualificationItem.objects.select_related("source_unit__prompt")
+    }
+
+
+def test_boundary_candidates_are_the_items_raters_split_on_with_the_split():
+    study, _ = labelled_study()
+    found = qualification.candidates(study)
+    assert {c.unit.prompt.external_id for c in found} == {"p0", "p1"}
+    for c in found:
+        assert dict(c.split) == {"Safe": 2, "Unsafe": 1} and c.n == 3
+        assert c.disagreement == pytest.approx(1 / 3)
+    easy = qualification.candidates(study, split=False)
+    assert {c.unit.prompt.external_id for c in easy} == {"p2", "p3"}
+
+
+def test_items_in_the_test_are_qualification_copies_with_the_expert_key():
+    study, _ = labelled_study()
+    built_test(study)
+    items = QualificationItem.objects.select_related("unit__gold_answer", "source_unit")
+    assert all(i.unit.role == Unit.Role.QUALIFICATION for i in items)
+    assert all(i.source_unit.role == Unit.Role.PRODUCTION for i in items)
+    assert {i.unit.gold_answer.value["choice"] for i in items} == {"safe", "unsafe"}
+    # proposals no longer offer what is already in the test
+    assert qualification.candidates(study) == []
+
+
+def test_gold_items_and_duplicates_cannot_go_into_the_test():
+    study, _ = labelled_study()
+    built_test(study)
+    with pytest.raises(TrainingError, match="already in the test"):
+        qualification.add_item(study, unit_of(study, "p0"), answer="safe", difficulty="easy")
+    with pytest.raises(TrainingError) as error:
+        qualification.add_item(study, unit_of(study, "p3"), answer="maybe", difficulty="easy")
+    assert error.value.field == "answer"
+    gold = unit_of(study, "p3")
+    setup.mark_gold(gold, {"choice": "safe"})
+    with pytest.raises(TrainingError, match="only production items"):
+        qualification.add_item(study, gold, answer="safe", difficulty="easy")
+    assert QualificationItem.objects.count() == 3
+
+
+def answers_for(keys: dict, wrong: set[str]):
+    """A candidate who answers every item right except the prompts in `wrong`."""
+    right = {"p0": "unsafe", "p1": "unsafe", "p2": "safe"}
+
+    def choose(unit):
+        pid = keys[unit.pk]
+        flip = {"safe": "unsafe", "unsafe": "safe"}
+        return flip[right[pid]] if pid in wrong else right[pid]
+
+    return choose
+
+
+def test_easy_and_boundary_scores_are_counted_separately_and_decide_the_pass():
+    study, _ = labelled_study(qualification_pass_score=0.6, requires_qualification=True)
+    keys = built_test(study)
+    candidate = enrol(study)
+    attempt = qualification.start_attempt(study, candidate.user, seed=3)
+    labels = answer_batch(attempt, answers_for(keys, wrong={"p0"}))
+    assert {label.purpose for label in labels} == {"qualification"}
+    scored = qualification.finish_attempt(attempt)
+    assert scored.easy_score == 1.0 and scored.boundary_score == 0.5
+    assert scored.score == pytest.approx(2 / 3) and scored.passed
+    e = Enrolment.objects.get(pk=candidate.pk)
+    assert e.qualified_at is not None and e.qualification_score == pytest.approx(2 / 3)
+    assert engine.next_assignment(candidate.user, study).purpose == "production"
+
+
+def test_a_failed_candidate_retries_only_after_re_reading_the_guide_and_then_passes():
+    study, _ = labelled_study(qualification_pass_score=1.0, requires_qualification=True)
+    keys = built_test(study)
+    guides.publish_version(
+        study,
+        body="Counter rice is unsafe.",
+        rulings=[
+            guides.NewRuling(
+                "Reheat is not enough", "Unsafe.", examples=tuple(resolve_items(study, "p0"))
+            )
+        ],
+    )
+    user = enrol(study).user
+    first = qualification.start_attempt(study, user)
+    answer_batch(first, answers_for(keys, wrong={"p0", "p2"}))
+    first = qualification.finish_attempt(first)
+    assert not first.passed and first.easy_score == 0.0 and first.boundary_score == 0.5
+    missed = qualification.missed_items(first)
+    assert len(missed) == 2
+    rulings = {m.ruling.title if m.ruling else None for m in missed}
+    assert rulings == {"Reheat is not enough", None}
+    assert engine.next_assignment(user, study) is None
+    status = qualification.status(study, user)
+    assert status.reason == "reread" and not status.can_start
+    with pytest.raises(TrainingError, match="re-read the guide"):
+        qualification.start_attempt(study, user)
+    qualification.mark_guide_reread(study, user)
+    second = qualification.start_attempt(study, user)
+    assert second.attempt == 2
+    answer_batch(second, answers_for(keys, wrong=set()))
+    assert qualification.finish_attempt(second).passed
+    assert engine.next_assignment(user, study).purpose == "production"
+
+
+def test_attempts_run_out():
+    study, _ = labelled_study(
+        qualification_attempts=1, qualification_retry_after_guide=False, requires_qualification=True
+    )
+    keys = built_test(study)
+    user = enrol(study).user
+    attempt = qualification.start_attempt(study, user)
+    answer_batch(attempt, answers_for(keys, wrong={"p0", "p1", "p2"}))
+    qualification.finish_attempt(attempt)
+    assert qualification.status(study, user).reason == "no_attempts"
+    with pytest.raises(TrainingError, match="every attempt"):
+        qualification.start_attempt(study, user)
+
+
+def test_qualification_labels_never_enter_production_or_overlap():
+    study, _ = labelled_study()
+    keys = built_test(study)
+    slots = dict(Unit.objects.filter(role="production").values_list("id", "open_slots"))
+    production = Label.objects.filter(purpose="production").count()
+    user = enrol(study).user
+    attempt = qualification.start_attempt(study, user)
+    answer_batch(attempt, answers_for(keys, wrong=set()))
+    assert dict(Unit.objects.filter(role="production").values_list("id", "open_slots")) == slots
+    assert Label.objects.filter(purpose="production").count() == production
+    assert Label.objects.filter(purpose="qualification").count() == 3
+
+
+def test_lead_results_show_scores_pass_rate_trap_and_item_shares():
+    study, _ = labelled_study(qualification_pass_score=0.6)
+    keys = built_test(study)
+    patterns = [set(), set(), {"p0"}, {"p0", "p1"}]  # the last one fails (1/3)
+    for wrong in patterns:
+        user = enrol(study).user
+        attempt = qualification.start_attempt(study, user)
+        answer_batch(attempt, answers_for(keys, wrong=wrong))
+        qualification.finish_attempt(attempt)
+    results = qualification.results(study)
+    assert results.n_candidates == 4
+    assert results.first_attempt_pass_rate == pytest.approx(3 / 4)
+    assert not results.easy_trap
+    shares = {keys[row.item.unit_id]: (row.correct, row.answers) for row in results.items}
+    assert shares == {"p0": (2, 4), "p1": (3, 4), "p2": (4, 4)}
+    boundary = sorted(a.boundary_score for row in results.candidates for a in row.attempts)
+    assert boundary == [0.0, 0.5, 1.0, 1.0]
+
+
+def test_the_easy_item_trap_is_flagged_when_nearly_everyone_passes():
+    study, _ = labelled_study(qualification_pass_score=0.5)
+    qualification.add_item(study, unit_of(study, "p2"), answer="safe", difficulty="easy")
+    for _ in range(3):
+        user = enrol(study).user
+        attempt = qualification.start_attempt(study, user)
+        answer_batch(attempt, lambda unit: "safe")
+        qualification.finish_attempt(attempt)
+    results = qualification.results(study)
+    assert results.first_attempt_pass_rate == 1.0 and results.easy_trap
+    assert results.n_boundary == 0
+
+
+def test_an_item_everyone_misses_is_suspect():
+    study, _ = labelled_study(qualification_pass_score=0.5)
+    qualification.add_item(study, unit_of(study, "p3"), answer="unsafe", difficulty="easy")
+    for _ in range(3):
+        attempt = qualification.start_attempt(study, enrol(study).user)
+        answer_batch(attempt, lambda unit: "safe")
+        qualification.finish_attempt(attempt)
+    (row,) = qualification.results(study).items
+    assert row.share == 0.0 and row.suspect
+
+
+def test_settings_are_checked():
+    study, _ = labelled_study()
+    with pytest.raises(TrainingError) as error:
+        qualification.update_settings(
+            study,
+            requires_qualification=True,
+            pass_score=0.8,
+            attempts=2,
+            retry_after_guide=True,
+            before_guide=False,
+            allowed_pools=[],
+        )
+    assert error.value.field == "requires_qualification"
+    with pytest.raises(TrainingError) as error:
+        qualification.update_settings(
+            study,
+            requires_qualification=False,
+            pass_score=0.8,
+            attempts=2,
+            retry_after_guide=True,
+            before_guide=False,
+            allowed_pools=["aliens"],
+        )
+    assert error.value.field == "allowed_pools"
