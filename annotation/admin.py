@@ -1,8 +1,13 @@
-"""Django admin for every annotation model. Labels are append-only, so their admin is read-only."""
+"""Django admin for every annotation model. Labels are append-only, so their admin is read-only;
+the engine's state (tokens, shuffle keys, open slots, seeds, walks, leases) is shown, never edited;
+studies get the builder's validation and lock rules, and change status through its service."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db import models as dj_models
 
 from annotation import models as m
+from annotation.services import studies as study_services
 
 
 class MembershipInline(admin.TabularInline):
@@ -44,8 +49,36 @@ class StudyAdmin(admin.ModelAdmin):
     ]
     list_filter = ["status", "task_kind", "workspace"]
     search_fields = ["name", "token"]
-    readonly_fields = ["token", "created_at"]
+    readonly_fields = ["token", "created_at", "status"]
     inlines = [ComparisonInline]
+    actions = ["go_live", "pause", "close"]
+    formfield_overrides = {dj_models.URLField: {"assume_scheme": "https"}}
+
+    def get_readonly_fields(self, request, obj=None):
+        # The builder's lock rules: what a live study may no longer change (Study.clean validates
+        # the rest, e.g. the label scheme, on every save here as on the pages).
+        locked = list(study_services.locked_fields(obj)) if obj is not None else []
+        return [*self.readonly_fields, *locked]
+
+    def _move(self, request, queryset, status: str):
+        for study in queryset:
+            try:
+                study_services.set_status(study, status)
+            except ValidationError as error:
+                for message in error.messages:
+                    self.message_user(request, f"{study}: {message}", messages.ERROR)
+
+    @admin.action(description="Go live (the launch checklist must pass)")
+    def go_live(self, request, queryset):
+        self._move(request, queryset, m.Study.Status.LIVE)
+
+    @admin.action(description="Pause")
+    def pause(self, request, queryset):
+        self._move(request, queryset, m.Study.Status.PAUSED)
+
+    @admin.action(description="Close (final)")
+    def close(self, request, queryset):
+        self._move(request, queryset, m.Study.Status.CLOSED)
 
 
 @admin.register(m.Comparison)
@@ -59,6 +92,7 @@ class EnrolmentAdmin(admin.ModelAdmin):
     list_display = ["user", "study", "pool", "qualified_at", "calibrated_guide_version", "quota"]
     list_filter = ["pool", "study"]
     search_fields = ["user__username", "external_id"]
+    readonly_fields = ["queue_seed", "positions_issued", "walk_pass", "walk_step", "walk_cursor"]
 
 
 class RulingInline(admin.TabularInline):
@@ -113,7 +147,7 @@ class UnitAdmin(admin.ModelAdmin):
     list_display = ["token", "study", "kind", "role", "overlap", "open_slots", "created_at"]
     list_filter = ["role", "kind", "study"]
     search_fields = ["token"]
-    readonly_fields = ["token"]
+    readonly_fields = ["token", "overlap", "open_slots", "shuffle_key"]
     raw_id_fields = ["prompt"]
     inlines = [UnitOutputInline]
 
@@ -127,11 +161,22 @@ class GoldAnswerAdmin(admin.ModelAdmin):
 
 @admin.register(m.Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
+    """Leases and their presentations are the engine's state: read here, changed only by it."""
+
     list_display = ["token", "annotator", "study", "purpose", "status", "position", "expires_at"]
     list_filter = ["purpose", "status", "study"]
     search_fields = ["token", "annotator__username"]
     raw_id_fields = ["unit", "repeat_of"]
     list_select_related = ["annotator", "study"]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 class SpaAnswerInline(admin.TabularInline):
@@ -178,6 +223,15 @@ class UnitOutputAdmin(admin.ModelAdmin):
     list_display = ["unit", "output", "position"]
     list_filter = ["unit__study"]
     raw_id_fields = ["unit", "output"]
+
+
+@admin.register(m.Invite)
+class InviteAdmin(ReadOnlyAdmin):
+    """Invites are made and used through the People page; the link's secret is never stored."""
+
+    list_display = ["study", "pool", "quota", "created_by", "created_at", "expires_at", "used_at"]
+    list_filter = ["pool", "study"]
+    exclude = ["secret_hash"]
 
 
 @admin.register(m.QualificationItem)

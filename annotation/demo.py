@@ -1,4 +1,4 @@
-"""The demo: three studies with synthetic texts, a lead, annotators and an admin.
+"""The demo: a study of every task kind with synthetic texts, a lead, annotators and an admin.
 
 Used by `manage.py load_demo` (the README's run command) and by the tests that check it loads.
 """
@@ -28,9 +28,9 @@ DEMO_PASSWORD = "concord-demo"
 DEMO_ACCOUNTS = {
     "admin": "staff: sees every workspace and the Django admin",
     "lead": "project lead of the Demo Lab workspace",
-    "annotator1": "annotator enrolled in the three demo studies",
-    "annotator2": "annotator enrolled in the three demo studies",
-    "annotator3": "annotator enrolled in the three demo studies",
+    "annotator1": "annotator enrolled in every demo study",
+    "annotator2": "annotator enrolled in every demo study",
+    "annotator3": "annotator enrolled in every demo study",
 }
 
 STORY_PROMPTS = [
@@ -126,7 +126,8 @@ def _ensure_user(username: str, *, staff: bool = False):
 
 @transaction.atomic
 def load_demo(seed: int = 7) -> dict[str, Study]:
-    """Create the demo workspace, accounts and three studies; a second call changes nothing."""
+    """Create the demo workspace, accounts and one study per task kind; a second call changes
+    nothing."""
     existing = Workspace.objects.filter(slug="demo-lab").first()
     if existing is not None:
         return {s.name: s for s in existing.studies.all()}
@@ -143,6 +144,9 @@ def load_demo(seed: int = 7) -> dict[str, Study]:
         "story": _story_study(workspace, lead, rng),
         "food": _food_safety_study(workspace, lead, rng),
         "pairwise": _pairwise_study(workspace, lead, rng),
+        "likert": _summary_fluency_study(workspace, lead, rng),
+        "continuous": _simplification_study(workspace, lead, rng),
+        "ordinal": _support_answers_study(workspace, lead, rng),
     }
     for study in studies.values():
         for user in annotators:
@@ -314,6 +318,207 @@ def _pairwise_study(workspace, lead, rng: random.Random) -> Study:
     return study
 
 
+NEWS_ITEMS = [
+    "The city council voted on Tuesday to extend the night bus service to the harbour district, "
+    "after a year-long trial showed ridership three times higher than forecast.",
+    "Researchers at the university reported that a common garden weed can absorb heavy metals "
+    "from polluted soil, which could make cleaning old industrial sites cheaper.",
+    "The national library will digitise its collection of 19th-century newspapers over the next "
+    "five years, making about two million pages searchable online for free.",
+    "After three dry summers, farmers in the valley are switching from maize to sorghum, a crop "
+    "that needs roughly a third less water.",
+    "The museum's new wing opens next month with an exhibition of maps drawn by sailors, several "
+    "of which show islands that do not exist.",
+    "A local school replaced its bells with short pieces of music chosen by students, and "
+    "teachers say corridors have become noticeably calmer.",
+]
+FLUENT_SUMMARIES = [
+    "The council made the harbour night bus permanent after a busy trial.",
+    "A garden weed may help clean soil polluted with heavy metals.",
+    "The national library will put two million old newspaper pages online for free.",
+    "Valley farmers are moving from maize to sorghum, which needs less water.",
+    "The museum's new wing opens with sailors' maps, some showing imaginary islands.",
+    "A school swapped its bells for student-chosen music, calming its corridors.",
+]
+CLUMSY_SUMMARIES = [
+    "Council bus night harbour voted extend trial ridership forecast higher.",
+    "Weed garden soil metals absorb, the cleaning cheaper sites maybe.",
+    "Library newspapers digitise years five, pages million two searchable.",
+    "Farmers valley summers dry sorghum maize water third less needs.",
+    "Museum wing new maps sailors islands exist not month next.",
+    "School bells music students corridors calmer teachers say noticeably.",
+]
+
+
+def _summary_fluency_study(workspace, lead, rng: random.Random) -> Study:
+    study = Study.objects.create(
+        workspace=workspace,
+        name="News summaries: how fluent? (Likert)",
+        task_kind=Study.TaskKind.LIKERT,
+        status=Study.Status.LIVE,
+        created_by=lead,
+        overlap=3,
+        question="How fluent is this summary, as English prose?",
+        instructions="Read the news item and its one-line summary. Judge only how fluent the "
+        "summary reads, not whether it is accurate or complete.",
+        label_scheme={
+            "points": [
+                {"value": 1, "text": "Incomprehensible"},
+                {"value": 2, "text": "Disfluent"},
+                {"value": 3, "text": "Understandable"},
+                {"value": 4, "text": "Mostly fluent"},
+                {"value": 5, "text": "Flawless"},
+            ]
+        },
+    )
+    rows = []
+    for i, item in enumerate(NEWS_ITEMS):
+        clumsy = rng.random() < 0.5
+        rows.append(
+            _row(
+                f"news-{i + 1}",
+                item,
+                "summariser-small",
+                CLUMSY_SUMMARIES[i] if clumsy else FLUENT_SUMMARIES[i],
+            )
+        )
+        rows.append(_row(f"news-{i + 1}", item, "summariser-large", FLUENT_SUMMARIES[i]))
+    setup.add_content(study, rows)
+    _guide(study, lead, "Fluency is how natural the summary reads; ignore facts.", [])
+    setup.build_units(study)
+    return study
+
+
+SIMPLIFY = [
+    (
+        "Notwithstanding the inclement weather, the excursion proceeded as scheduled.",
+        "Despite the bad weather, the trip went ahead as planned.",
+        "The weather was bad.",
+    ),
+    (
+        "Participants are requested to refrain from utilising mobile devices during the session.",
+        "Please do not use your phone during the session.",
+        "Phones are useful in sessions.",
+    ),
+    (
+        "The committee has deferred its decision pending the receipt of further documentation.",
+        "The committee will decide once it gets more documents.",
+        "The committee decided.",
+    ),
+    (
+        "Remuneration will be disbursed upon satisfactory completion of the assignment.",
+        "You will be paid when the work is done well.",
+        "Payment is possible.",
+    ),
+    (
+        "Access to the facility is contingent upon presentation of valid identification.",
+        "You need to show a valid ID to get in.",
+        "The facility has an entrance.",
+    ),
+]
+
+
+def _simplification_study(workspace, lead, rng: random.Random) -> Study:
+    study = Study.objects.create(
+        workspace=workspace,
+        name="Plain-language rewrites: meaning kept (0-100)",
+        task_kind=Study.TaskKind.CONTINUOUS,
+        status=Study.Status.LIVE,
+        created_by=lead,
+        overlap=3,
+        question="How much of the original sentence's meaning does the rewrite keep?",
+        instructions="Each task shows a formal sentence and a plain-language rewrite. Move the "
+        "slider (or type a number) from 0, none of the meaning, to 100, all of it.",
+        label_scheme={
+            "min_text": "None of the meaning",
+            "max_text": "All of the meaning",
+            "worst_reference": "Original: 'The meeting is postponed.' Rewrite: 'Meetings exist.'",
+            "best_reference": "Original: 'The meeting is postponed.' Rewrite: 'The meeting "
+            "will happen later.'",
+        },
+    )
+    rows = []
+    for i, (original, good, poor) in enumerate(SIMPLIFY):
+        rows.append(_row(f"plain-{i + 1}", original, "rewriter-careful", good))
+        rows.append(
+            _row(f"plain-{i + 1}", original, "rewriter-terse", poor if rng.random() < 0.7 else good)
+        )
+    setup.add_content(study, rows)
+    _guide(study, lead, "Judge meaning only: a plain rewrite that keeps every fact scores 100.", [])
+    setup.build_units(study)
+    return study
+
+
+SUPPORT = [
+    (
+        "How do I reset my password if I no longer have the old email address?",
+        "Open Sign in, choose 'Forgot password', then 'I lost access to my email', and verify "
+        "your identity with your phone number; a reset link arrives by text message.",
+        "You can reset your password from the sign-in page.",
+    ),
+    (
+        "Can I move my subscription to another country?",
+        "Yes: under Account > Region choose the new country; the price changes at your next "
+        "billing date and nothing is lost.",
+        "Subscriptions are available in many countries.",
+    ),
+    (
+        "Why was I charged twice this month?",
+        "A second charge appears when a payment is retried after a bank decline; the first "
+        "attempt is released by your bank within five working days.",
+        "Please check your bank statement.",
+    ),
+    (
+        "How do I export my data?",
+        "Go to Settings > Privacy > Export, choose CSV or JSON, and a download link is emailed "
+        "to you within an hour.",
+        "Data can be exported in several formats.",
+    ),
+]
+
+
+def _support_answers_study(workspace, lead, rng: random.Random) -> Study:
+    study = Study.objects.create(
+        workspace=workspace,
+        name="Help-desk answers: is the question resolved? (ordinal)",
+        task_kind=Study.TaskKind.ORDINAL,
+        status=Study.Status.LIVE,
+        created_by=lead,
+        overlap=3,
+        question="Does this answer resolve the customer's question?",
+        instructions="Read the customer's question and the answer. Choose Fully if the customer "
+        "could act on it right away, Partly if it points the right way but leaves steps out, "
+        "Not at all if it does not help.",
+        label_scheme={
+            "labels": [
+                {"value": "not", "text": "Not at all", "key": "n"},
+                {"value": "partly", "text": "Partly", "key": "p"},
+                {"value": "fully", "text": "Fully", "key": "f"},
+            ]
+        },
+    )
+    rows = []
+    for i, (question, full, vague) in enumerate(SUPPORT):
+        rows.append(_row(f"help-{i + 1}", question, "helpdesk-v2", full))
+        rows.append(
+            _row(f"help-{i + 1}", question, "helpdesk-v1", vague if rng.random() < 0.8 else full)
+        )
+    setup.add_content(study, rows)
+    _guide(study, lead, "Resolved means the customer needs nothing else to act.", [])
+    setup.build_units(study)
+    return study
+
+
+def _row(prompt_id: str, prompt: str, system: str, output: str) -> dict:
+    return {
+        "prompt_id": prompt_id,
+        "prompt": prompt,
+        "system": system,
+        "output": output,
+        "language": "en",
+    }
+
+
 # --- simulated annotators, so the lead's dashboards have something to show -------------------
 
 # Latent quality of each story writer: the authors' expected order (davinci > curie > babbage >
@@ -342,6 +547,10 @@ def simulate_labels(studies: dict[str, Study], seed: int = 11) -> int:
         (studies["story"], SPA_CROWD, _spa_answer),
         (studies["food"], 4, _food_answer),
         (studies["pairwise"], 4, _pairwise_answer),
+        # Two simulated people on an overlap of 3: a slot of every unit is left for annotator1.
+        (studies["likert"], 2, _likert_answer),
+        (studies["continuous"], 2, _continuous_answer),
+        (studies["ordinal"], 2, _ordinal_answer),
     ]:
         production = Unit.objects.filter(study=study, role=Unit.Role.PRODUCTION)
         slots = sum(production.values_list("overlap", flat=True))
@@ -409,3 +618,25 @@ def _pairwise_answer(study: Study, presentation: dict, rng: random.Random, bias:
     if roll < 0.12:
         return {"choice": "tie"}
     return {"choice": detailed_side if roll < 0.78 else other_side}
+
+
+def _output_text(presentation: dict) -> str:
+    return Output.objects.values_list("text", flat=True).get(pk=presentation["output"])
+
+
+def _likert_answer(study: Study, presentation: dict, rng: random.Random, bias: float) -> dict:
+    base = 4.6 if _output_text(presentation) in FLUENT_SUMMARIES else 1.8
+    return {"score": str(min(5, max(1, round(base + bias * 5 + rng.gauss(0, 0.5)))))}
+
+
+def _continuous_answer(study: Study, presentation: dict, rng: random.Random, bias: float) -> dict:
+    good = {g for _, g, _ in SIMPLIFY}
+    base = 88 if _output_text(presentation) in good else 22
+    return {"score": str(min(100, max(0, round(base + bias * 100 + rng.gauss(0, 8)))))}
+
+
+def _ordinal_answer(study: Study, presentation: dict, rng: random.Random, bias: float) -> dict:
+    full = {f for _, f, _ in SUPPORT}
+    if _output_text(presentation) in full:
+        return {"choice": "fully" if rng.random() < 0.85 else "partly"}
+    return {"choice": "not" if rng.random() < 0.6 + bias else "partly"}

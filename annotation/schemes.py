@@ -41,6 +41,200 @@ from dataclasses import dataclass, field
 
 from annotation.models import Study
 
+# Keys the workbench keeps for itself (g opens the guide); mirrored in annotation.workbench.
+RESERVED_KEYS = frozenset({"g"})
+MIN_OPTIONS, MAX_LIKERT_POINTS, MAX_LABELS = 2, 9, 20
+MAX_VALUE_CHARS, MAX_TEXT_CHARS, MAX_REFERENCE_CHARS = 100, 200, 5000
+SCHEME_KEYS = {
+    "likert": {"points"},
+    "continuous": {"min_text", "max_text", "best_reference", "worst_reference"},
+    "categorical": {"labels"},
+    "ordinal": {"labels"},
+    "pairwise": {"tie_allowed"},
+    "spa": {"likert_points"},
+}
+
+
+@dataclass(frozen=True)
+class SchemeProblem:
+    """One reason a label scheme cannot be rendered: `path` locates it, e.g. ("points", 2, "text")
+    for the third point's text, ("points",) for the list itself."""
+
+    path: tuple
+    message: str
+
+    def __str__(self) -> str:
+        return f"{scheme_path(self.path)}: {self.message}"
+
+
+def scheme_path(path: tuple) -> str:
+    """("points", 2, "text") -> "points[2].text"."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def default_scheme(kind: str) -> dict:
+    """A valid starting scheme for a new study of `kind`, for the lead to edit."""
+    points = [
+        {"value": 1, "text": "Very poor"},
+        {"value": 2, "text": "Poor"},
+        {"value": 3, "text": "Fair"},
+        {"value": 4, "text": "Good"},
+        {"value": 5, "text": "Excellent"},
+    ]
+    return {
+        "likert": {"points": points},
+        "continuous": {"min_text": "Worst imaginable", "max_text": "Best imaginable"},
+        "categorical": {
+            "labels": [
+                {"value": "yes", "text": "Yes", "key": "y"},
+                {"value": "no", "text": "No", "key": "n"},
+            ]
+        },
+        "ordinal": {
+            "labels": [
+                {"value": "low", "text": "Low", "key": "l"},
+                {"value": "medium", "text": "Medium", "key": "m"},
+                {"value": "high", "text": "High", "key": "h"},
+            ]
+        },
+        "pairwise": {"tie_allowed": True},
+        "spa": {"likert_points": points},
+    }[kind]
+
+
+def validate_scheme(kind: str, scheme, *, collect_likert: bool = False) -> list[SchemeProblem]:
+    """Every reason the workbench could not render `scheme` for a study of `kind` (empty if it
+    can). `collect_likert` is Study.spa_collect_likert: an SPA page with ratings needs points."""
+    if kind not in SCHEME_KEYS:
+        return [SchemeProblem(("task_kind",), f"unknown task kind {kind!r}")]
+    if not isinstance(scheme, dict):
+        return [SchemeProblem(("scheme",), "must be an object")]
+    problems = [
+        SchemeProblem((key,), f"is not a setting of a {kind} scheme")
+        for key in sorted(set(scheme) - SCHEME_KEYS[kind])
+    ]
+    if kind == "likert":
+        problems += _points_problems("points", scheme.get("points"))
+    elif kind == "continuous":
+        for name in ("min_text", "max_text"):
+            problems += _text_problems((name,), scheme.get(name), MAX_TEXT_CHARS, required=True)
+        for name in ("best_reference", "worst_reference"):
+            problems += _text_problems((name,), scheme.get(name), MAX_REFERENCE_CHARS)
+    elif kind in ("categorical", "ordinal"):
+        problems += _labels_problems(scheme.get("labels"))
+    elif kind == "pairwise":
+        if not isinstance(scheme.get("tie_allowed", True), bool):
+            problems.append(SchemeProblem(("tie_allowed",), "must be true or false"))
+    elif kind == "spa" and (collect_likert or "likert_points" in scheme):
+        problems += _points_problems("likert_points", scheme.get("likert_points"))
+    return problems
+
+
+def _text_problems(path, value, limit: int, required: bool = False) -> list[SchemeProblem]:
+    if value is None or value == "":
+        return [SchemeProblem(path, "is required")] if required else []
+    if not isinstance(value, str):
+        return [SchemeProblem(path, "must be text")]
+    if required and not value.strip():
+        return [SchemeProblem(path, "is required")]
+    if len(value) > limit:
+        return [SchemeProblem(path, f"is longer than {limit} characters")]
+    return []
+
+
+def _list_problems(name: str, items, low: int, high: int, what: str) -> list[SchemeProblem]:
+    if not isinstance(items, list):
+        return [SchemeProblem((name,), f"add at least {low} {what}")]
+    if len(items) < low:
+        return [SchemeProblem((name,), f"add at least {low} {what} (there are {len(items)})")]
+    if len(items) > high:
+        return [SchemeProblem((name,), f"at most {high} {what} (there are {len(items)})")]
+    return [
+        SchemeProblem((name, i), "must be an object")
+        for i, x in enumerate(items)
+        if not isinstance(x, dict)
+    ]
+
+
+def _points_problems(name: str, points) -> list[SchemeProblem]:
+    """Likert points: 2 to 9 (each gets a number key), numeric values 0..100, strictly rising."""
+    problems = _list_problems(name, points, MIN_OPTIONS, MAX_LIKERT_POINTS, "points")
+    if problems:
+        return problems
+    previous = None
+    for i, point in enumerate(points):
+        value = point.get("value")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
+            problems.append(SchemeProblem((name, i, "value"), "must be a number"))
+            continue
+        if not 0 <= value <= 100:
+            problems.append(SchemeProblem((name, i, "value"), f"{value:g} is outside 0 to 100"))
+        elif previous is not None and value <= previous:
+            problems.append(
+                SchemeProblem((name, i, "value"), f"must be above the point before ({previous:g})")
+            )
+        previous = value
+        problems += _text_problems((name, i, "text"), point.get("text"), MAX_TEXT_CHARS)
+        problems += [
+            SchemeProblem((name, i, key), "is not a setting of a point")
+            for key in sorted(set(point) - {"value", "text"})
+        ]
+    return problems
+
+
+def _labels_problems(labels) -> list[SchemeProblem]:
+    """Categories or ordinal levels: 2 to 20, distinct values and keys; past 9 each needs a key."""
+    problems = _list_problems("labels", labels, MIN_OPTIONS, MAX_LABELS, "labels")
+    if problems:
+        return problems
+    values: set[str] = set()
+    keys: set[str] = set()
+    for i, label in enumerate(labels):
+        value = label.get("value")
+        if not isinstance(value, str) or not value.strip():
+            problems.append(SchemeProblem(("labels", i, "value"), "is required"))
+        elif value != value.strip():
+            problems.append(
+                SchemeProblem(("labels", i, "value"), "must not start or end with a space")
+            )
+        elif len(value) > MAX_VALUE_CHARS:
+            problems.append(
+                SchemeProblem(
+                    ("labels", i, "value"), f"is longer than {MAX_VALUE_CHARS} characters"
+                )
+            )
+        elif value in values:
+            problems.append(SchemeProblem(("labels", i, "value"), f"{value!r} is used twice"))
+        else:
+            values.add(value)
+        problems += _text_problems(("labels", i, "text"), label.get("text"), MAX_TEXT_CHARS, True)
+        key = label.get("key", "")
+        if key in ("", None):
+            if len(labels) > 9:
+                problems.append(
+                    SchemeProblem(("labels", i, "key"), "past 9 labels every label needs a key")
+                )
+        elif not isinstance(key, str) or len(key) != 1 or not key.isalnum() or not key.isascii():
+            problems.append(SchemeProblem(("labels", i, "key"), "must be one letter or digit"))
+        elif key.lower() in RESERVED_KEYS:
+            problems.append(SchemeProblem(("labels", i, "key"), f"{key!r} opens the guide"))
+        elif key.lower() in keys:
+            problems.append(SchemeProblem(("labels", i, "key"), f"{key!r} is used twice"))
+        else:
+            keys.add(key.lower())
+        problems += [
+            SchemeProblem(("labels", i, k), "is not a setting of a label")
+            for k in sorted(set(label) - {"value", "text", "key"})
+        ]
+    return problems
+
 
 class AnswerError(ValueError):
     """A submitted answer that cannot be stored; `field` names the offending form field."""
@@ -170,6 +364,8 @@ def clean_answer(study: Study, presentation: dict, data) -> CleanAnswer:
         return CleanAnswer(choice=choice, raw=raw)
     if kind == Study.TaskKind.LIKERT:
         allowed = likert_values(study.label_scheme.get("points", []))
+        if not allowed:  # a scheme saved before validation existed; refuse, never a 500
+            raise AnswerError("score", "this study's scale has no points; tell its lead")
         score = parse_number("score", data.get("score"), min(allowed), max(allowed))
         if score not in allowed:
             raise AnswerError("score", f"{score:g} is not a point on the scale")
@@ -207,6 +403,8 @@ def _clean_spa(study: Study, presentation: dict, data, raw: dict) -> CleanAnswer
     if study.spa_collect_likert:
         points = study.label_scheme.get("likert_points", [])
         allowed = likert_values(points)
+        if not allowed and presentation.get("outputs"):
+            raise AnswerError("likert_0", "this study's scale has no points; tell its lead")
         for j, output_id in enumerate(presentation.get("outputs", [])):
             name = f"likert_{j}"
             score = parse_number(name, data.get(name), min(allowed), max(allowed))

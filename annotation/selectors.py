@@ -3,9 +3,12 @@
 A foreign id is simply not in the queryset, so views answer 404, never 500 or someone else's data.
 """
 
+from dataclasses import dataclass
+
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import NoReverseMatch, reverse
 
 from annotation.models import ApiToken, Enrolment, Membership, Study, Workspace
 
@@ -74,6 +77,80 @@ def crowd_study_or_404(token: str) -> Study:
     if study is None:
         raise Http404("No such study link.")
     return study
+
+
+# --- the annotator's home page ------------------------------------------------------------------
+
+# Where each blocker is lifted, by URL name (the first that exists), and the button's words.
+UNBLOCK = {
+    "qualification": (("qualification-start", "work-start"), "Take the qualification test"),
+    "recalibration": (("recalibration-start", "work-start"), "Do the recalibration"),
+}
+BLOCKER_TEXT = {
+    "": ("Work is waiting for you", ""),
+    "paused": ("Paused by the lead", "No new tasks for now; your progress is kept."),
+    "quota": ("Quota reached", "You have done every task this study asks of you. Thank you!"),
+    "qualification": (
+        "Qualification needed",
+        "Pass this study's short qualification test to start annotating.",
+    ),
+    "recalibration": (
+        "The guide has changed",
+        "A short recalibration on the new guide is needed before you continue.",
+    ),
+    "pool": ("Not open to your pool", "The lead has limited this study to other annotator pools."),
+    "closed": ("Closed", "This study has ended. Thank you for taking part."),
+    "done": ("All done", "There is nothing more for you here right now."),
+}
+
+
+@dataclass(frozen=True)
+class StudyCard:
+    """One study on an annotator's home page: progress, what (if anything) blocks them, and the
+    step that unblocks them (`action_url` empty when there is nothing to do)."""
+
+    study: Study
+    done: int
+    assigned: int
+    blocker: str  # "" | "paused" | "quota" | "qualification" | "recalibration" | "closed" | "done"
+    title: str
+    text: str
+    action_url: str
+    action_label: str
+
+
+def _first_url(names, token: str) -> str:
+    for name in names:
+        try:
+            return reverse(name, args=[token])
+        except NoReverseMatch:
+            continue
+    return ""
+
+
+def annotator_home(user) -> list[StudyCard]:
+    """The studies an annotator works on, each with progress and blocker (the engine's own gate
+    and progress, `work_state`). Drafts are left out: they offer nothing yet."""
+    from annotation.services.assignment import work_state
+
+    cards = []
+    studies = annotator_studies_for(user).exclude(status=Study.Status.DRAFT)
+    for study in studies.select_related("workspace").order_by("name"):
+        state = work_state(user, study)
+        reason = state.blocked_reason
+        title, text = BLOCKER_TEXT.get(reason, BLOCKER_TEXT["done"])
+        if reason == "":
+            url = reverse("work-start", args=[study.token])
+            label = "Continue" if state.done else "Start"
+        elif reason in UNBLOCK:
+            names, label = UNBLOCK[reason]
+            url = _first_url(names, study.token)
+        else:
+            url, label = "", ""
+        cards.append(
+            StudyCard(study, int(state.done), int(state.assigned), reason, title, text, url, label)
+        )
+    return cards
 
 
 def lead_workspaces_for(user) -> QuerySet[Workspace]:

@@ -4,7 +4,7 @@ from annotation import account, api, crowd, views, workbench
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("studies/<str:token>/", views.study_overview, name="study-overview"),
+    path("", include("annotation.studio.urls")),
     path("work/<str:token>/", workbench.start, name="work-start"),
     path("work/<str:token>/task/", workbench.task, name="work-task"),
     path("work/<str:token>/submit/", workbench.submit, name="work-submit"),

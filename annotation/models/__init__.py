@@ -2,6 +2,7 @@
 
 from .api_tokens import ApiToken
 from .content import Output, Prompt, System
+from .invites import Invite
 from .study import Comparison, Enrolment, GuideVersion, Ruling, Study
 from .training import (
     CalibrationItem,
@@ -23,6 +24,7 @@ __all__ = [
     "Enrolment",
     "GoldAnswer",
     "GuideVersion",
+    "Invite",
     "Label",
     "Membership",
     "Output",

@@ -7,6 +7,7 @@ import re
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -25,7 +26,7 @@ def fill_writers(text: str, x: str = "X", y: str = "Y") -> str:
 
 
 class TaskKind(models.TextChoices):
-    LIKERT = "likert", "Likert rating (5-point)"
+    LIKERT = "likert", "Likert rating"
     CONTINUOUS = "continuous", "Continuous rating (0-100)"
     CATEGORICAL = "categorical", "Categorical label"
     ORDINAL = "ordinal", "Ordinal label"
@@ -154,6 +155,62 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self):
+        """The builder's rules, so the admin, the pages and the services refuse the same things:
+        a scheme the workbench can render, rates that leave production work, coherent settings.
+        Each problem is a field error (the scheme's name the point or label at fault)."""
+        from annotation.schemes import validate_scheme
+
+        errors: dict[str, list[str]] = {}
+        problems = validate_scheme(
+            self.task_kind, self.label_scheme, collect_likert=self.spa_collect_likert
+        )
+        if problems:
+            errors["label_scheme"] = [str(p) for p in problems]
+        rates = [("gold_rate", self.gold_rate), ("repeat_rate", self.repeat_rate)]
+        rates.append(("attention_rate", self.attention_rate))
+        for name, value in rates:
+            if value is not None and not 0 <= value < 1:
+                errors.setdefault(name, []).append("must be at least 0 and below 1")
+        if all(0 <= (v or 0) < 1 for _, v in rates) and sum(v or 0 for _, v in rates) >= 1:
+            errors.setdefault("gold_rate", []).append(
+                "gold, repeat and attention rates together must leave room for production work"
+            )
+        if self.spa_tau is not None and not 1 <= self.spa_tau <= 2:
+            errors.setdefault("spa_tau", []).append("must be between 1 and 2 (the paper uses 1.1)")
+        if (
+            self.qualification_pass_score is not None
+            and not 0 <= self.qualification_pass_score <= 1
+        ):
+            errors.setdefault("qualification_pass_score", []).append("must be between 0 and 1")
+        for name in ("overlap", "spa_exposure_m", "quota_per_annotator"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                errors.setdefault(name, []).append("must be at least 1")
+        if self.lease_seconds is not None and self.lease_seconds < 10:
+            errors.setdefault("lease_seconds", []).append("must be at least 10 seconds")
+        pools = self.allowed_pools
+        if not isinstance(pools, list) or any(p not in Pool.values for p in pools):
+            errors.setdefault("allowed_pools", []).append(
+                f"must be a list of pools: {', '.join(Pool.values)}"
+            )
+        elif len(set(pools)) != len(pools):
+            errors.setdefault("allowed_pools", []).append("lists a pool twice")
+        if self.crowd_platform:
+            if pools and Pool.OPEN_CROWD not in pools:
+                errors.setdefault("crowd_platform", []).append(
+                    "a crowd platform brings open-crowd workers; allow the open crowd pool"
+                )
+            if not (self.crowd_completion_code or self.crowd_completion_url):
+                errors.setdefault("crowd_completion_code", []).append(
+                    "give the completion code or URL the platform expects at the end"
+                )
+        if errors:
+            raise ValidationError(errors)
+
+    def pool_allowed(self, pool: str) -> bool:
+        return not self.allowed_pools or pool in self.allowed_pools
 
     @property
     def is_pairwise(self) -> bool:

@@ -1,4 +1,4 @@
-"""The demo loader builds the three demo studies, and loading twice changes nothing."""
+"""The demo loader builds a study of every task kind, and loading twice changes nothing."""
 
 import io
 
@@ -11,10 +11,22 @@ from annotation.models import Comparison, GoldAnswer, Study, Unit
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_loads_three_studies_of_the_promised_kinds():
+def test_demo_offers_one_study_of_every_task_kind():
     load_demo()
     kinds = sorted(Study.objects.values_list("task_kind", flat=True))
-    assert kinds == ["categorical", "pairwise", "spa"]
+    assert kinds == sorted(k.value for k in Study.TaskKind)
+
+
+def test_every_demo_study_passes_the_builders_checks():
+    from annotation.services.studies import launch_checklist
+
+    load_demo()
+    for study in Study.objects.all():
+        study.full_clean()
+        # Some studies want more people than the three demo annotators (the simulated crowd of
+        # `load_demo --simulate` joins them): the only item allowed to fail.
+        failed = {i.key for i in launch_checklist(study) if not i.ok}
+        assert failed <= {"annotators"}, study.name
 
 
 def test_demo_spa_study_is_shaped_like_the_papers_story_study():
@@ -48,7 +60,8 @@ def test_loading_the_demo_twice_changes_nothing():
 
 def test_demo_lead_and_annotator_can_sign_in_and_see_their_studies():
     load_demo()
-    for username, expected in [("lead", 3), ("annotator1", 3)]:
+    n_studies = Study.objects.count()
+    for username, expected in [("lead", n_studies), ("annotator1", n_studies)]:
         client = Client()
         response = client.post(
             "/accounts/login/", {"username": username, "password": DEMO_PASSWORD}, follow=True

@@ -1,4 +1,5 @@
-"""`manage.py load_demo`: the demo workspace, accounts and three studies (idempotent).
+"""`manage.py load_demo`: the demo workspace, accounts and a study of every task kind
+(idempotent).
 
 With --simulate (the README's run command uses it), simulated annotators label the studies
 through the real engine, and the quality reports are computed once at the end.
