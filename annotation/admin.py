@@ -178,3 +178,15 @@ class UnitOutputAdmin(admin.ModelAdmin):
     list_display = ["unit", "output", "position"]
     list_filter = ["unit__study"]
     raw_id_fields = ["unit", "output"]
+
+
+@admin.register(m.ImportJob)
+class ImportJobAdmin(ReadOnlyAdmin):
+    list_display = ["file_name", "study", "kind", "status", "created", "unchanged", "error_count"]
+    list_filter = ["kind", "status"]
+    list_select_related = ["study"]
+
+
+@admin.register(m.ImportRow)
+class ImportRowAdmin(ReadOnlyAdmin):
+    list_display = ["job_id", "line", "key"]

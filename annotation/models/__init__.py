@@ -1,6 +1,7 @@
 """Concord's data model for studies, their content, the work handed out and the labels returned."""
 
 from .content import Output, Prompt, System
+from .imports import ImportJob, ImportRow
 from .study import Comparison, Enrolment, GuideVersion, Ruling, Study
 from .units import GoldAnswer, Unit, UnitOutput
 from .work import Assignment, Label, OutputRating, SpaAnswer
@@ -12,6 +13,8 @@ __all__ = [
     "Enrolment",
     "GoldAnswer",
     "GuideVersion",
+    "ImportJob",
+    "ImportRow",
     "Label",
     "Membership",
     "Output",
