@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from annotation import api, crowd, views, workbench
 
@@ -16,4 +16,5 @@ urlpatterns = [
         api.submit,
         name="api-work-submit",
     ),
+    path("", include("annotation.studio.import_urls")),
 ]

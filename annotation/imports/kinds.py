@@ -409,3 +409,14 @@ CLEANERS = {
     "gold": clean_gold,
 }
 KINDS = {k.name: k for k in (SYSTEMS, PROMPTS, OUTPUTS, COMPARISONS, GOLD)}
+
+
+def _register_labels() -> None:
+    # Labels live in their own module (they need more than one INSERT); registered here.
+    from annotation.imports.labels import LABELS, clean_label
+
+    KINDS[LABELS.name] = LABELS
+    CLEANERS[LABELS.name] = clean_label
+
+
+_register_labels()

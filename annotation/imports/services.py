@@ -193,6 +193,7 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
                 if progress:
                     progress(job)
         stager.flush()
+        staging.analyze()
         job.bytes_read, job.rows_read = reader.bytes_read, rows
         job.status = ImportJob.Status.CHECKING
         _save(job, "bytes_read", "rows_read", "status")
@@ -250,6 +251,7 @@ def _params(job: ImportJob) -> dict:
     return {
         "job": job.pk,
         "study": job.study_id,
+        "workspace": str(job.study.workspace_id),
         "empty": "{}",
         "guide": guide.pk if guide else None,
         "now": timezone.now(),

@@ -64,6 +64,14 @@ def _loads(value):
     return None if value is None else json.loads(value)
 
 
+def analyze() -> None:
+    """Fresh planner statistics for the staged rows (an unlogged table is never auto-analysed
+    in time), so the whole-file checks hash-join instead of looping over the study's rows."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE annotation_importrow")
+
+
 def clear(job_id: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM annotation_importrow WHERE job_id = %s", [job_id])

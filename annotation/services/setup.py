@@ -4,7 +4,6 @@ Units get a random shuffle key at creation, so no order (id, import order) leaks
 """
 
 import itertools
-import random
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -79,17 +78,18 @@ class PlannedUnit:
     external_id: str
 
 
-def plan_units(study: Study, seed: int | None = None) -> list[PlannedUnit]:
+def plan_units(study: Study) -> list[PlannedUnit]:
     """The production units the study's content calls for and that do not exist yet.
 
     Single-output kinds: one unit per output. Pairwise: one unit per prompt and system pair (the
-    study's comparisons if any, else every pair); the canonical order of each pair alternates
-    from prompt to prompt (from a random start), so neither system is always first, on top of
-    the sides drawn per presentation. SPA: one batch of m prompts x the compared systems (a fixed
+    study's comparisons if any, else every pair), canonical order (x, y); the sides are
+    counterbalanced per annotator by the presentation (x left in exactly 2 of every 4 positions,
+    annotation.presentation), and the order in which pairs come by the balanced shuffle keys.
+    (Alternating the canonical order as well would only add noise to that exact balance.)
+    SPA: one batch of m prompts x the compared systems (a fixed
     sample: the same batch for every annotator, its overlap the number of annotators wanted),
     or, without a fixed sample, consecutive batches of m prompts not yet in a batch.
     """
-    rng = random.Random(seed)
     existing = set(study.units.exclude(external_id="").values_list("external_id", flat=True))
     outputs = list(
         Output.objects.filter(prompt__study=study)
@@ -107,16 +107,11 @@ def plan_units(study: Study, seed: int | None = None) -> list[PlannedUnit]:
         pairs = [(c.system_x_id, c.system_y_id) for c in study.comparisons.all()]
         if not pairs:
             pairs = list(itertools.combinations(sorted(names), 2))
-        flip = {pair: rng.random() < 0.5 for pair in pairs}
         for prompt_id, by_system in by_prompt.items():
             for x, y in pairs:
-                if x not in by_system or y not in by_system:
-                    continue
                 external_id = f"{prompt_ext[prompt_id]}:{names[x]}~{names[y]}"
-                first, second = (y, x) if flip[(x, y)] else (x, y)
-                flip[(x, y)] = not flip[(x, y)]
-                if external_id not in existing:
-                    ids = (by_system[first], by_system[second])
+                if x in by_system and y in by_system and external_id not in existing:
+                    ids = (by_system[x], by_system[y])
                     planned.append(PlannedUnit(Unit.Kind.PAIR, prompt_id, ids, external_id))
     elif study.task_kind == Study.TaskKind.SPA:
         compared = set()
@@ -153,11 +148,11 @@ def plan_units(study: Study, seed: int | None = None) -> list[PlannedUnit]:
 
 
 @transaction.atomic
-def build_units(study: Study, overlap: int | None = None, seed: int | None = None) -> int:
+def build_units(study: Study, overlap: int | None = None) -> int:
     """Create the production units the content calls for (see `plan_units`), only those not
     built yet, and lay out the shuffle keys; returns how many were made."""
     overlap = overlap or study.overlap
-    planned = plan_units(study, seed)
+    planned = plan_units(study)
     prompts = {p.id: p for p in study.prompts.all()}
     units = [
         _new_unit(study, p.kind, prompts.get(p.prompt_id), overlap, p.external_id) for p in planned
