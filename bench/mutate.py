@@ -1,0 +1,148 @@
+"""Mutation testing of the modules that carry Concord's promises, one module at a time.
+
+    .venv/bin/python bench/mutate.py                 # every module in [tool.concord.mutation]
+    .venv/bin/python bench/mutate.py qc/loaders.py   # one module
+    .venv/bin/python bench/mutate.py --survivors qc/loaders.py   # diffs of its survivors
+
+mutmut mutates a copy of the source under `mutants/` of the folder it runs in and, for each
+mutant, runs only the tests that called the mutated function in its first, clean run. To keep a
+module's run to minutes, each module runs in a scratch copy of the checkout (.mutation/<module>/)
+whose [tool.mutmut] section mutates only that module and selects only the tests listed for it in
+pyproject.toml's [tool.concord.mutation]. The runs use the zero-setup SQLite database, so tests
+that need PostgreSQL or Chromium skip there (their modules' SQL is the same on both).
+
+Prints, per module: mutants, killed, survived, timeouts, no tests, and the score
+(killed + timeout) / (all - skipped). Not part of CI: a module takes minutes, all of them an hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".mutation"
+COPY_IGNORE = shutil.ignore_patterns(
+    ".venv",
+    ".tools",
+    ".git",
+    ".mutation",
+    "mutants",
+    "test-output",
+    "__pycache__",
+    "*.sqlite3",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "bench",
+    "node_modules",
+    "staticfiles",
+)
+
+
+def modules_and_tests() -> dict[str, list[str]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    return dict(config["tool"]["concord"]["mutation"])
+
+
+def slug(module: str) -> str:
+    return module.strip("/").replace("/", "-").removesuffix(".py")
+
+
+def scratch_copy(module: str, tests: list[str]) -> Path:
+    """A fresh copy of the checkout whose mutmut config mutates `module` and runs `tests`."""
+    where = WORK / slug(module)
+    if where.exists():
+        shutil.rmtree(where)
+    shutil.copytree(ROOT, where, ignore=COPY_IGNORE)
+    pattern = f"{module.rstrip('/')}/*" if (ROOT / module).is_dir() else module
+    existing = [t for t in tests if (ROOT / t).exists()]
+    pyproject = (where / "pyproject.toml").read_text()
+    head, sep, tail = pyproject.partition("[tool.mutmut]\n")
+    section = (
+        f"only_mutate = {json.dumps([pattern])}\n"
+        f"pytest_add_cli_args_test_selection = {json.dumps(existing)}\n"
+    )
+    (where / "pyproject.toml").write_text(head + sep + section + tail)
+    return where
+
+
+def mutmut(where: Path, *args: str, capture: bool = False) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "CONCORD_REQUIRE_SERVICES"):
+        env.pop(name, None)  # the zero-setup SQLite database, tasks eager
+    env["CONCORD_QC_BOOTSTRAP"] = "50"
+    command = [str(ROOT / ".venv" / "bin" / "mutmut"), *args]
+    return subprocess.run(
+        command, cwd=where, env=env, text=True, capture_output=capture, check=False
+    )
+
+
+def survivors(where: Path) -> list[str]:
+    out = mutmut(where, "results", capture=True).stdout
+    return [
+        line.split(":")[0].strip()
+        for line in out.splitlines()
+        if line.strip().endswith(": survived")
+    ]
+
+
+def run_module(module: str, tests: list[str], children: int) -> dict:
+    where = scratch_copy(module, tests)
+    started = time.monotonic()
+    mutmut(where, "run", "--max-children", str(children))
+    mutmut(where, "export-cicd-stats", capture=True)
+    stats_path = where / "mutants" / "mutmut-cicd-stats.json"
+    stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
+    stats["module"] = module
+    stats["seconds"] = round(time.monotonic() - started)
+    scored = stats.get("total", 0) - stats.get("skipped", 0)
+    caught = stats.get("killed", 0) + stats.get("timeout", 0)
+    stats["score"] = round(100 * caught / scored, 1) if scored else None
+    stats["survivors"] = survivors(where)
+    return stats
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="*", help="modules from [tool.concord.mutation]")
+    parser.add_argument("--children", type=int, default=2, help="mutants run at once")
+    parser.add_argument("--survivors", action="store_true", help="show survivors' diffs")
+    args = parser.parse_args()
+    table = modules_and_tests()
+    chosen = args.modules or list(table)
+    unknown = [m for m in chosen if m not in table]
+    if unknown:
+        sys.exit(f"not in [tool.concord.mutation]: {', '.join(unknown)}")
+    if args.survivors:
+        for module in chosen:
+            where = WORK / slug(module)
+            for name in survivors(where):
+                print(mutmut(where, "show", name, capture=True).stdout)
+        return
+    results = [run_module(m, table[m], args.children) for m in chosen]
+    WORK.mkdir(exist_ok=True)
+    (WORK / "scores.json").write_text(json.dumps(results, indent=2))
+    print(
+        f"\n{'module':32} {'mutants':>7} {'killed':>6} {'survived':>8} {'timeout':>7} "
+        f"{'no tests':>8} {'score %':>7} {'s':>6}"
+    )
+    for r in results:
+        print(
+            f"{r['module']:32} {r.get('total', 0):>7} {r.get('killed', 0):>6} "
+            f"{r.get('survived', 0):>8} {r.get('timeout', 0):>7} {r.get('no_tests', 0):>8} "
+            f"{r['score'] if r['score'] is not None else '-':>7} {r['seconds']:>6}"
+        )
+        for name in r["survivors"]:
+            print(f"    survived: {name}")
+
+
+if __name__ == "__main__":
+    main()
