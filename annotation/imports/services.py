@@ -30,6 +30,20 @@ from annotation.imports.parsers import Reader, Row, RowError
 from annotation.models import ImportJob, Study
 
 Progress = Callable[[ImportJob], None]
+# The tables each kind writes (their statistics are refreshed after a publish).
+WRITES = {
+    "systems": ("annotation_system",),
+    "prompts": ("annotation_prompt",),
+    "outputs": ("annotation_output",),
+    "comparisons": ("annotation_comparison",),
+    "gold": ("annotation_goldanswer", "annotation_unit"),
+    "labels": ("annotation_assignment", "annotation_label", "annotation_spaanswer"),
+}
+READS = {
+    "outputs": ("annotation_prompt", "annotation_output"),
+    "gold": ("annotation_unit",),
+    "labels": ("annotation_unit", "annotation_label", "annotation_assignment"),
+}
 PROGRESS_EVERY_SECONDS = 0.5
 
 
@@ -194,6 +208,8 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
                     progress(job)
         stager.flush()
         staging.analyze()
+        if rows > 10_000:  # large files: the checks join the study's content too
+            staging.analyze(*READS.get(job.kind, ()))
         job.bytes_read, job.rows_read = reader.bytes_read, rows
         job.status = ImportJob.Status.CHECKING
         _save(job, "bytes_read", "rows_read", "status")
@@ -213,6 +229,8 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
                 _save(job, "status", "finished_at", "created", "unchanged", "message")
         except ImportRejected:
             return _fail(job, errors.items, errors.count)
+        if created:
+            staging.analyze(*WRITES[job.kind])
     finally:
         staging.clear(job.pk)
     if progress:

@@ -91,6 +91,14 @@ class ImportJob(models.Model):
         return self.status in (ImportStatus.DONE, ImportStatus.FAILED)
 
     @property
+    def stalled(self) -> bool:
+        """Unfinished and untouched for five minutes: the worker has probably stopped (whatever
+        it had staged was never published)."""
+        from django.utils import timezone
+
+        return not self.finished and (timezone.now() - self.updated_at).total_seconds() > 300
+
+    @property
     def percent(self) -> int:
         if self.status == ImportStatus.DONE:
             return 100

@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils.text import slugify
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.exports import study_file as files
@@ -28,6 +28,7 @@ def _name(study, suffix: str) -> str:
     return f"{slugify(study.name) or 'study'}-{suffix}"
 
 
+@require_GET
 @login_required
 def export_page(request, token: str):
     study = selectors.lead_study_or_404(request.user, token)
@@ -38,6 +39,7 @@ def export_page(request, token: str):
     )
 
 
+@require_GET
 @login_required
 def labels_download(request, token: str, fmt: str):
     study = selectors.lead_study_or_404(request.user, token)
@@ -53,6 +55,7 @@ def labels_download(request, token: str, fmt: str):
     return response
 
 
+@require_GET
 @login_required
 def study_file(request, token: str):
     study = selectors.lead_study_or_404(request.user, token)
@@ -61,8 +64,8 @@ def study_file(request, token: str):
     return response
 
 
-@login_required
 @require_POST
+@login_required
 def study_file_import(request, token: str):
     """Preview (diff), apply, or recreate as a new study: the diff is always shown first."""
     study = selectors.lead_study_or_404(request.user, token)

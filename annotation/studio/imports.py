@@ -5,7 +5,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors
 from annotation.imports import services
@@ -51,6 +51,7 @@ def _context(study, form):
     }
 
 
+@require_http_methods(["GET", "POST"])
 @login_required
 def import_page(request, token: str):
     study = selectors.lead_study_or_404(request.user, token)
@@ -75,12 +76,14 @@ def _job(request, token: str, job_token: str):
     return study, get_object_or_404(ImportJob, study=study, token=job_token)
 
 
+@require_GET
 @login_required
 def job_page(request, token: str, job_token: str):
     study, job = _job(request, token, job_token)
     return render(request, "annotation/studio/import_job.html", {"study": study, "job": job})
 
 
+@require_GET
 @login_required
 def job_progress(request, token: str, job_token: str):
     """The progress partial that the job page polls (htmx) until the job has finished."""
@@ -94,8 +97,8 @@ def job_progress(request, token: str, job_token: str):
     return response
 
 
-@login_required
 @require_POST
+@login_required
 def build_units(request, token: str):
     study = selectors.lead_study_or_404(request.user, token)
     made = setup.build_units(study)

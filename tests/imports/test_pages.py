@@ -198,3 +198,30 @@ def test_the_upload_copy_is_removed_after_the_import(
         )
     assert ImportJob.objects.get(study=study).status == "done"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_job_without_progress_for_minutes_says_the_worker_may_have_stopped(client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    study = StudyFactory(status="draft")
+    client.force_login(lead_of(study))
+    job = ImportJob.objects.create(
+        study=study, kind="outputs", format="csv", file_name="o.csv", status="checking"
+    )
+    url = reverse("studio-import-job", args=[study.token, job.token])
+    assert 'id="import-stalled"' not in client.get(url).content.decode()
+    ImportJob.objects.filter(pk=job.pk).update(updated_at=timezone.now() - timedelta(minutes=9))
+    assert 'id="import-stalled"' in client.get(url).content.decode()
+
+
+def test_the_pages_answer_only_the_methods_they_serve(client):
+    study = StudyFactory(status="draft")
+    job = run(study, "systems", csv_bytes("name", ["alpha"]), "s.csv")
+    client.force_login(lead_of(study))
+    served = {url: method for method, url in urls(study, job)}
+    for url in served:
+        assert client.delete(url).status_code == 405, url
+    assert client.get(reverse("studio-build-units", args=[study.token])).status_code == 405
+    assert Unit.objects.filter(study=study).count() == 0
