@@ -190,3 +190,16 @@ class ImportJobAdmin(ReadOnlyAdmin):
 @admin.register(m.ImportRow)
 class ImportRowAdmin(ReadOnlyAdmin):
     list_display = ["job_id", "line", "key"]
+
+
+@admin.register(m.ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Staff see and revoke tokens; secrets are not stored, so none can be shown or made here."""
+
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["name", "user__username", "prefix"]
+    readonly_fields = ["user", "name", "prefix", "digest", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request):
+        return False

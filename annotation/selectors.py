@@ -7,7 +7,7 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from annotation.models import Membership, Study
+from annotation.models import ApiToken, Membership, Study, Workspace
 
 
 def studies_for(user) -> QuerySet[Study]:
@@ -64,3 +64,21 @@ def crowd_study_or_404(token: str) -> Study:
     if study is None:
         raise Http404("No such study link.")
     return study
+
+
+def lead_workspaces_for(user) -> QuerySet[Workspace]:
+    """Workspaces the user leads: staff all, leads their own (annotators none)."""
+    if not user.is_authenticated:
+        return Workspace.objects.none()
+    if user.is_staff:
+        return Workspace.objects.all()
+    return Workspace.objects.filter(
+        memberships__user=user, memberships__role=Membership.Role.LEAD
+    ).distinct()
+
+
+def api_tokens_for(user) -> QuerySet[ApiToken]:
+    """The user's own API tokens, newest first (revoked ones included, marked as such)."""
+    if not user.is_authenticated:
+        return ApiToken.objects.none()
+    return ApiToken.objects.filter(user=user)

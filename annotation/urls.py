@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from annotation import api, crowd, views, workbench
+from annotation import account, api, crowd, views, workbench
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -10,6 +10,8 @@ urlpatterns = [
     path("work/<str:token>/submit/", workbench.submit, name="work-submit"),
     path("work/<str:token>/guide/", workbench.guide, name="work-guide"),
     path("c/<str:token>/", crowd.entry, name="crowd-entry"),
+    path("account/tokens/", account.tokens, name="account-tokens"),
+    path("account/tokens/<int:token_id>/revoke/", account.revoke, name="account-token-revoke"),
     path("api/work/<str:token>/next", api.next_task, name="api-work-next"),
     path(
         "api/work/<str:token>/submit/<str:assignment_token>",

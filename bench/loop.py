@@ -1,12 +1,14 @@
 """The annotation loop under load: simulated annotators against gunicorn and PostgreSQL.
 
-Each client signs in (a real session cookie), then loops GET next / POST submit over the JSON
+Each client signs in (a real session cookie), then loops GET next / POST submit over the lean JSON
 API with CSRF and an Idempotency-Key, with gold and repeat injection and the presentation record
-in the loop. Reports labels/s, p50/p99 of next and submit, errors, web process RSS, the EXPLAIN
-of the pick, and checks the invariants afterwards.
+in the loop; with `--api v1` the same loop runs through the REST API (POST next, POST submit,
+authenticated by a personal API token, DRF views, serializers and the write throttle). Reports
+labels/s, p50/p99 of next and submit, errors, web process RSS, the EXPLAIN of the pick, and
+checks the invariants afterwards.
 
     .venv/bin/python bench/loop.py [--sizes 10000,1000000] [--seconds 20]
-        [--database postgres://postgres@127.0.0.1:5432/concord_bench]
+        [--database postgres://postgres@127.0.0.1:5432/concord_bench] [--api lean,v1]
 
 Studies are bulk-loaded once into the benchmark database and reset between scenarios.
 """
@@ -49,6 +51,11 @@ def parse_args():
         help="clients:think-seconds, comma separated (run on the largest size)",
     )
     p.add_argument("--small-scenarios", default="16:0,64:0", help="run on the smaller sizes")
+    p.add_argument(
+        "--api",
+        default="lean,v1",
+        help="which loops to run, comma separated: lean (/api/work/) and/or v1 (/api/v1/work/)",
+    )
     return p.parse_args()
 
 
@@ -94,6 +101,8 @@ def start_gunicorn(args, port: int, queue: str) -> subprocess.Popen:
         CACHE_URL=args.cache,
         # Recompute tasks queue up in a queue of the run's own (no worker drains it here).
         CELERY_TASK_DEFAULT_QUEUE=queue,
+        # The REST loop's write throttle stays on (its cost is measured) but never refuses here.
+        CONCORD_API_WRITE_RATE="1000000/min",
     )
     proc = subprocess.Popen(
         [
@@ -165,8 +174,9 @@ def postgres_cpu() -> float:
 class Client:
     """One simulated annotator on one persistent HTTP connection (as a browser keeps it)."""
 
-    def __init__(self, port, study_token, person, think):
+    def __init__(self, port, study_token, person, think, api="lean"):
         self.port, self.token, self.person = port, study_token, person
+        self.api = api
         self.think = think
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         self.reset(0.0)
@@ -178,7 +188,10 @@ class Client:
         self.slow, self.started = [], time.monotonic()
 
     def request(self, conn, method, path, body=None, headers=None):
-        h = {"Cookie": self.cookie, "Host": "127.0.0.1"}
+        if self.api == "v1":
+            h = {"Authorization": f"Bearer {self.person['token']}", "Host": "127.0.0.1"}
+        else:
+            h = {"Cookie": self.cookie, "Host": "127.0.0.1"}
         h.update(headers or {})
         t0 = time.perf_counter()
         conn.request(method, path, body=body, headers=h)
@@ -189,9 +202,39 @@ class Client:
             self.slow.append((round(time.monotonic() - self.started, 1), method, round(ms)))
         return response.status, data, ms
 
+    def next_task(self, conn, base):
+        if self.api == "v1":
+            return self.request(conn, "POST", f"{base}/next/")
+        return self.request(conn, "GET", f"{base}/next")
+
+    def submit(self, conn, base, task):
+        key = str(uuid.uuid4())
+        if self.api == "v1":
+            body = {"idempotency_key": key, "answer": {"choice": "good"}}
+            body["timings"] = {"duration_ms": 1500}
+            return self.request(
+                conn,
+                "POST",
+                f"{base}/tasks/{task}/submit/",
+                body=json.dumps(body),
+                headers={"Content-Type": "application/json"},
+            )
+        body = json.dumps({"choice": "good", "timings": {"duration_ms": 1500}})
+        return self.request(
+            conn,
+            "POST",
+            f"{base}/submit/{task}",
+            body=body,
+            headers={
+                "Content-Type": "application/json",
+                "X-CSRFToken": self.person["csrf"],
+                "Idempotency-Key": key,
+            },
+        )
+
     def run(self):
         conn = self.conn
-        base = f"/api/work/{self.token}"
+        base = f"/api/v1/work/{self.token}" if self.api == "v1" else f"/api/work/{self.token}"
         rng = random.Random(self.person["id"])
         if self.think:
             # People do not start or think in lockstep: a staggered start, and think times
@@ -199,7 +242,7 @@ class Client:
             time.sleep(rng.uniform(0, self.think))
         while time.monotonic() < self.stop_at:
             try:
-                status, data, ms = self.request(conn, "GET", f"{base}/next")
+                status, data, ms = self.next_task(conn, base)
                 if status != 200:
                     self.errors.append(f"next {status}")
                     continue
@@ -210,18 +253,7 @@ class Client:
                     break
                 if self.think:
                     time.sleep(self.think * rng.uniform(0.5, 1.5))
-                body = json.dumps({"choice": "good", "timings": {"duration_ms": 1500}})
-                status, data, ms = self.request(
-                    conn,
-                    "POST",
-                    f"{base}/submit/{task['token']}",
-                    body=body,
-                    headers={
-                        "Content-Type": "application/json",
-                        "X-CSRFToken": self.person["csrf"],
-                        "Idempotency-Key": str(uuid.uuid4()),
-                    },
-                )
+                status, data, ms = self.submit(conn, base, task["token"])
                 if status != 200 or json.loads(data)["status"] != "stored":
                     self.errors.append(f"submit {status} {data[:80]!r}")
                     continue
@@ -253,7 +285,7 @@ def pct(values, q):
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-def run_scenario(args, study, n_clients, think, seconds):
+def run_scenario(args, study, n_clients, think, seconds, api="lean"):
     from django.db import connections
 
     from bench.loop_data import annotators, reset
@@ -268,7 +300,7 @@ def run_scenario(args, study, n_clients, think, seconds):
         # Warm-up, every client on the connection it keeps: the server threads open their
         # database connections and prepare their statements. (A cold start of 64 connections
         # at once queues for seconds behind gunicorn's gthread accept loop; not measured here.)
-        clients = [Client(port, study.token, p, think) for p in people]
+        clients = [Client(port, study.token, p, think, api) for p in people]
         run_all(clients, time.monotonic() + 5, think=0)
         pids = worker_pids(server.pid)
         cpu0, pg0 = cpu_seconds(pids), postgres_cpu()
@@ -286,6 +318,7 @@ def run_scenario(args, study, n_clients, think, seconds):
     submit_ms = [v for c in clients for v in c.submit_ms]
     errors = [e for c in clients for e in c.errors]
     return {
+        "api": api,
         "units": study.units.count() if False else None,
         "clients": n_clients,
         "think_s": think,
@@ -402,19 +435,21 @@ def main():
         for item in spec.split(","):
             clients, think = item.split(":")
             seconds = args.seconds if float(think) == 0 else max(args.seconds, 30)
-            result = run_scenario(args, study, int(clients), float(think), seconds)
-            result["units"] = size
-            result.update(check_invariants(study))
-            report.append(result)
-            print(json.dumps(result), flush=True)
+            for api in args.api.split(","):
+                result = run_scenario(args, study, int(clients), float(think), seconds, api)
+                result["units"] = size
+                result.update(check_invariants(study))
+                report.append(result)
+                print(json.dumps(result), flush=True)
         print(f"\nEXPLAIN ANALYZE of the pick, study of {size:,} units:\n{explain_pick(study)}\n")
     print(
-        "\nunits      clients think  labels/s  next p50/p99 ms  submit p50/p99 ms  errors  "
+        "\napi   units      clients think  labels/s  next p50/p99 ms  submit p50/p99 ms  errors  "
         "web+pg CPU ms/label  RSS MiB/worker"
     )
     for r in report:
         print(
-            f"{r['units']:>9,} {r['clients']:>7} {r['think_s']:>5g} {r['labels_per_s']:>9.0f}"
+            f"{r['api']:<5} {r['units']:>9,} {r['clients']:>7} {r['think_s']:>5g}"
+            f" {r['labels_per_s']:>9.0f}"
             f"  {r['next_p50']:>6.1f}/{r['next_p99']:<7.1f}  {r['submit_p50']:>7.1f}/"
             f"{r['submit_p99']:<8.1f} {r['errors']:>6}  "
             f"{r['web_cpu_ms_per_label']:>5.1f}+{r['pg_cpu_ms_per_label']:<5.1f}"

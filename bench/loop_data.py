@@ -118,7 +118,11 @@ def reset(study: Study) -> None:
 
 
 def annotators(study: Study, n: int) -> list[dict]:
-    """n enrolled, signed-in annotators: their session cookie and CSRF secret."""
+    """n enrolled, signed-in annotators: their session cookie and CSRF secret, and an API token
+    (for the REST loop)."""
+    from annotation.models import ApiToken
+    from annotation.services.api_tokens import create_token
+
     User = get_user_model()
     people = []
     for i in range(n):
@@ -135,7 +139,9 @@ def annotators(study: Study, n: int) -> list[dict]:
         session["_auth_user_hash"] = user.get_session_auth_hash()
         session.create()
         csrf = secrets.token_hex(16)  # a 32-character secret, as Django's cookie holds
-        people.append({"session": session.session_key, "csrf": csrf, "id": user.pk})
+        ApiToken.objects.filter(user=user, name="bench").delete()
+        token = create_token(user, "bench").secret
+        people.append({"session": session.session_key, "csrf": csrf, "id": user.pk, "token": token})
     return people
 
 

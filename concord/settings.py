@@ -65,6 +65,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "django_filters",
+    "drf_spectacular",
     "django_htmx",
     "annotation",
     "qc",
@@ -218,8 +220,46 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    # The token first: its challenge makes a request without credentials answer 401, not 403.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "annotation.rest.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": ["annotation.rest.throttles.WriteThrottle"],
+}
+# Requests per user (or per address when signed out); read on every request, so tests and
+# deployments can change them. "writes": every unsafe API call; "tokens": creating tokens.
+CONCORD_API_THROTTLE_RATES = {
+    "writes": os.environ.get("CONCORD_API_WRITE_RATE", "1200/min"),
+    "tokens": os.environ.get("CONCORD_API_TOKEN_RATE", "10/hour"),
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Concord API",
+    "DESCRIPTION": (
+        "Studies, their content, labels and quality reports, and the annotator loop. Every list "
+        "is scoped to what the caller may see; a foreign id answers 404."
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "annotation.rest.schema.add_error_responses",
+    ],
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStatusEnum": "annotation.models.study.Status",
+        "PurposeEnum": "annotation.models.work.Purpose",
+    },
 }
 
 # Concord's own knobs.
