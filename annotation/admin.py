@@ -265,6 +265,18 @@ class TrainingTaskAdmin(admin.ModelAdmin):
     raw_id_fields = ["unit", "assignment"]
 
 
+@admin.register(m.ImportJob)
+class ImportJobAdmin(ReadOnlyAdmin):
+    list_display = ["file_name", "study", "kind", "status", "created", "unchanged", "error_count"]
+    list_filter = ["kind", "status"]
+    list_select_related = ["study"]
+
+
+@admin.register(m.ImportRow)
+class ImportRowAdmin(ReadOnlyAdmin):
+    list_display = ["job_id", "line", "key"]
+
+
 @admin.register(m.ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     """Staff see and revoke tokens; secrets are not stored, so none can be shown or made here."""

@@ -13,3 +13,7 @@ from annotation.services.assignment import reclaim_expired
 def reclaim_expired_leases() -> int:
     """Return the slots of every expired production lease to the pool, exactly once each."""
     return reclaim_expired()
+
+
+# Registered with the worker through this module (Celery autodiscovers `<app>.tasks` only).
+from annotation.imports.tasks import run_import_task  # noqa: E402, F401

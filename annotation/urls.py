@@ -19,4 +19,5 @@ urlpatterns = [
         name="api-work-submit",
     ),
     path("", include("annotation.training.urls")),
+    path("", include("annotation.studio.import_urls")),
 ]

@@ -345,6 +345,10 @@ CONCORD_QC_HEARTBEAT_STALE_SECONDS = float(
 )
 # A pending recomputation older than this is taken to be lost and may be queued again.
 CONCORD_QC_PENDING_STALE_SECONDS = float(os.environ.get("CONCORD_QC_PENDING_STALE_SECONDS", "600"))
+# Imports: where uploads wait for the worker (shared by web and worker), and row limits.
+CONCORD_IMPORT_DIR = os.environ.get("CONCORD_IMPORT_DIR", str(BASE_DIR / "var" / "imports"))
+CONCORD_IMPORT_MAX_LINE_BYTES = int(os.environ.get("CONCORD_IMPORT_MAX_LINE_BYTES", str(4 << 20)))
+CONCORD_IMPORT_MAX_ERRORS = int(os.environ.get("CONCORD_IMPORT_MAX_ERRORS", "1000"))
 
 LOGGING = {
     "version": 1,

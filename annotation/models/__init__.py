@@ -2,6 +2,7 @@
 
 from .api_tokens import ApiToken
 from .content import Output, Prompt, System
+from .imports import ImportJob, ImportRow
 from .invites import Invite
 from .study import Comparison, Enrolment, GuideVersion, Ruling, Study
 from .training import (
@@ -25,6 +26,8 @@ __all__ = [
     "GoldAnswer",
     "GuideVersion",
     "Invite",
+    "ImportJob",
+    "ImportRow",
     "Label",
     "Membership",
     "Output",

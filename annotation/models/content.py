@@ -44,11 +44,18 @@ class Output(models.Model):
     prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="outputs")
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
     text = models.TextField()
+    # The id the output had where it came from; unique within a study (checked by the importer).
+    external_id = models.CharField(max_length=200, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["prompt", "system"]
         constraints = [
             models.UniqueConstraint(fields=["prompt", "system"], name="output_unique"),
+            models.UniqueConstraint(
+                fields=["prompt", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="output_external_id_unique",
+            ),
         ]
 
     def __str__(self) -> str:

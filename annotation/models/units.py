@@ -42,6 +42,8 @@ class Unit(models.Model):
     open_slots = models.PositiveSmallIntegerField(default=1)
     # A random key fixed at creation: the engine walks units in this order, never by id.
     shuffle_key = models.BigIntegerField(default=0)
+    # A readable id, unique within the study, by which imports and exports name the unit.
+    external_id = models.CharField(max_length=450, blank=True, default="", db_default="")
     outputs = models.ManyToManyField(
         "annotation.Output", through="annotation.UnitOutput", related_name="units"
     )
@@ -60,6 +62,11 @@ class Unit(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(role__in=[r.value for r in UnitRole]), name="unit_role_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["study", "external_id"],
+                condition=~Q(external_id=""),
+                name="unit_external_id_unique",
             ),
         ]
         indexes = [
@@ -100,6 +107,8 @@ class GoldAnswer(models.Model):
     unit = models.OneToOneField(Unit, on_delete=models.CASCADE, related_name="gold_answer")
     value = models.JSONField(help_text="The expected label, in the study's label format.")
     rationale = models.TextField(blank=True)
+    # Where the expert answer comes from (an adjudicator, a benchmark's key, a paper).
+    source = models.CharField(max_length=200, blank=True, default="", db_default="")
     guide_version = models.ForeignKey(
         "annotation.GuideVersion",
         null=True,

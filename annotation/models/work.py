@@ -136,6 +136,8 @@ class Label(models.Model):
     active_ms = models.PositiveIntegerField(null=True, blank=True)
     # SPA: which outputs were shown, for how long, and whether each was scrolled into view.
     exposure = models.JSONField(default=dict, blank=True)
+    # The id of a label moved in from another tool (empty for labels given here).
+    external_id = models.CharField(max_length=200, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -146,6 +148,11 @@ class Label(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(purpose__in=[p.value for p in Purpose]), name="label_purpose_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["study", "external_id"],
+                condition=~Q(external_id=""),
+                name="label_external_id_unique",
             ),
         ]
         indexes = [

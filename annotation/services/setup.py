@@ -6,6 +6,7 @@ Units get a random shuffle key at creation, so no order (id, import order) leaks
 import itertools
 import secrets
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db import transaction
 
@@ -52,7 +53,9 @@ def add_content(study: Study, rows: Iterable[dict]) -> int:
     return n
 
 
-def _new_unit(study: Study, kind: str, prompt: Prompt | None, overlap: int) -> Unit:
+def _new_unit(
+    study: Study, kind: str, prompt: Prompt | None, overlap: int, external_id: str = ""
+) -> Unit:
     return Unit(
         study=study,
         kind=kind,
@@ -60,72 +63,112 @@ def _new_unit(study: Study, kind: str, prompt: Prompt | None, overlap: int) -> U
         overlap=overlap,
         open_slots=overlap,
         shuffle_key=random_shuffle_key(),
+        external_id=external_id[:450],
     )
 
 
-@transaction.atomic
-def build_units(study: Study, overlap: int | None = None) -> int:
-    """Create the study's production units from its outputs; returns how many were made.
+@dataclass(frozen=True)
+class PlannedUnit:
+    """A unit the study's design asks for: kind, prompt (not for SPA), outputs in canonical
+    order, and its external id (an output's id; "<prompt>:<x>~<y>" for a pair; "spa-<n>")."""
 
-    Single-output kinds get one unit per output; pairwise one unit per prompt and system pair
-    (the study's comparisons if any, else every pair); SPA one batch of m prompts x the compared
-    systems (a fixed sample: the same batch for every annotator, its overlap the number of
-    annotators wanted), or, without a fixed sample, consecutive batches of m prompts.
+    kind: str
+    prompt_id: int | None
+    output_ids: tuple[int, ...]
+    external_id: str
+
+
+def plan_units(study: Study) -> list[PlannedUnit]:
+    """The production units the study's content calls for and that do not exist yet.
+
+    Single-output kinds: one unit per output. Pairwise: one unit per prompt and system pair (the
+    study's comparisons if any, else every pair), canonical order (x, y); the sides are
+    counterbalanced per annotator by the presentation (x left in exactly 2 of every 4 positions,
+    annotation.presentation), and the order in which pairs come by the balanced shuffle keys.
+    (Alternating the canonical order as well would only add noise to that exact balance.)
+    SPA: one batch of m prompts x the compared systems (a fixed
+    sample: the same batch for every annotator, its overlap the number of annotators wanted),
+    or, without a fixed sample, consecutive batches of m prompts not yet in a batch.
     """
-    overlap = overlap or study.overlap
-    units: list[Unit] = []
-    members: list[tuple[int, list[int]]] = []  # (index in units, output ids in canonical order)
-    outputs = list(Output.objects.filter(prompt__study=study).order_by("prompt_id", "system__name"))
-    by_prompt: dict[int, dict[int, Output]] = {}
-    for output in outputs:
-        by_prompt.setdefault(output.prompt_id, {})[output.system_id] = output
-    prompts = {p.id: p for p in study.prompts.all()}
+    existing = set(study.units.exclude(external_id="").values_list("external_id", flat=True))
+    outputs = list(
+        Output.objects.filter(prompt__study=study)
+        .order_by("prompt_id", "system__name")
+        .values_list("id", "prompt_id", "system_id", "external_id")
+    )
+    names = dict(study.systems.values_list("id", "name"))
+    prompt_ext = dict(study.prompts.values_list("id", "external_id"))
+    by_prompt: dict[int, dict[int, int]] = {}
+    for output_id, prompt_id, system_id, _ in outputs:
+        by_prompt.setdefault(prompt_id, {})[system_id] = output_id
+    planned: list[PlannedUnit] = []
 
     if study.task_kind == Study.TaskKind.PAIRWISE:
         pairs = [(c.system_x_id, c.system_y_id) for c in study.comparisons.all()]
         if not pairs:
-            system_ids = sorted(study.systems.values_list("id", flat=True))
-            pairs = list(itertools.combinations(system_ids, 2))
+            pairs = list(itertools.combinations(sorted(names), 2))
         for prompt_id, by_system in by_prompt.items():
             for x, y in pairs:
-                if x in by_system and y in by_system:
-                    units.append(_new_unit(study, Unit.Kind.PAIR, prompts[prompt_id], overlap))
-                    members.append((len(units) - 1, [by_system[x].id, by_system[y].id]))
+                external_id = f"{prompt_ext[prompt_id]}:{names[x]}~{names[y]}"
+                if x in by_system and y in by_system and external_id not in existing:
+                    ids = (by_system[x], by_system[y])
+                    planned.append(PlannedUnit(Unit.Kind.PAIR, prompt_id, ids, external_id))
     elif study.task_kind == Study.TaskKind.SPA:
         compared = set()
         for c in study.comparisons.all():
             compared.update((c.system_x_id, c.system_y_id))
+        in_batches = set(
+            UnitOutput.objects.filter(unit__study=study, unit__kind=Unit.Kind.SPA_BATCH)
+            .values_list("output__prompt_id", flat=True)
+            .distinct()
+        )
         complete = [
-            pid for pid in sorted(by_prompt) if compared and compared <= set(by_prompt[pid])
+            pid
+            for pid in sorted(by_prompt)
+            if compared and compared <= set(by_prompt[pid]) and pid not in in_batches
         ]
         m = study.spa_exposure_m
-        batches = (
-            [complete[:m]]
-            if study.spa_fixed_sample
-            else [complete[i : i + m] for i in range(0, len(complete) - m + 1, m)]
-        )
+        n_batches = study.units.filter(kind=Unit.Kind.SPA_BATCH).count()
+        if study.spa_fixed_sample:
+            batches = [complete[:m]] if n_batches == 0 else []
+        else:
+            batches = [complete[i : i + m] for i in range(0, len(complete) - m + 1, m)]
         for batch in batches:
             if len(batch) < m:
                 continue
-            units.append(_new_unit(study, Unit.Kind.SPA_BATCH, None, overlap))
-            ids = [by_prompt[pid][sid].id for pid in batch for sid in sorted(compared)]
-            members.append((len(units) - 1, ids))
+            n_batches += 1
+            ids = tuple(by_prompt[pid][sid] for pid in batch for sid in sorted(compared))
+            planned.append(PlannedUnit(Unit.Kind.SPA_BATCH, None, ids, f"spa-{n_batches}"))
     else:
-        for output in outputs:
-            units.append(_new_unit(study, Unit.Kind.OUTPUT, prompts[output.prompt_id], overlap))
-            members.append((len(units) - 1, [output.id]))
+        for output_id, prompt_id, system_id, external_id in outputs:
+            external_id = external_id or f"{prompt_ext[prompt_id]}:{names[system_id]}"
+            if external_id not in existing:
+                planned.append(PlannedUnit(Unit.Kind.OUTPUT, prompt_id, (output_id,), external_id))
+    return planned
 
+
+@transaction.atomic
+def build_units(study: Study, overlap: int | None = None) -> int:
+    """Create the production units the content calls for (see `plan_units`), only those not
+    built yet, and lay out the shuffle keys; returns how many were made."""
+    overlap = overlap or study.overlap
+    planned = plan_units(study)
+    prompts = {p.id: p for p in study.prompts.all()}
+    units = [
+        _new_unit(study, p.kind, prompts.get(p.prompt_id), overlap, p.external_id) for p in planned
+    ]
     Unit.objects.bulk_create(units, batch_size=5000)
     UnitOutput.objects.bulk_create(
         [
-            UnitOutput(unit=units[i], output_id=output_id, position=pos)
-            for i, output_ids in members
-            for pos, output_id in enumerate(output_ids)
+            UnitOutput(unit=unit, output_id=output_id, position=pos)
+            for unit, p in zip(units, planned, strict=True)
+            for pos, output_id in enumerate(p.output_ids)
         ],
         batch_size=5000,
     )
     # Lay the shuffle keys out so any stretch of the queue carries the study's system mix.
-    balance_shuffle_keys(study)
+    if units:
+        balance_shuffle_keys(study)
     return len(units)
 
 

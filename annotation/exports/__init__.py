@@ -1,0 +1,1 @@
+"""Exports: raw labels with their context (CSV, JSON Lines) and the study as one versioned file."""
