@@ -179,7 +179,9 @@ class RulingList(_StudyChildList):
     ordering = ["id"]
 
     def get_queryset(self):
-        return Ruling.objects.filter(study=self.study, guide_version__isnull=False).select_related("guide_version")
+        return Ruling.objects.filter(study=self.study, guide_version__isnull=False).select_related(
+            "guide_version"
+        )
 
 
 class EnrolmentList(_StudyChildList):
