@@ -35,16 +35,22 @@ from annotation.services.submission import submit_label
 SUBMIT_HTTP_STATUS = {"stored": 200, "duplicate": 200, "reassigned": 409, "not_found": 404}
 
 
-_STUDY_SQL = (
-    "SELECT s.* FROM annotation_study s JOIN annotation_enrolment e ON e.study_id = s.id"
-    " WHERE s.token = %s AND e.user_id = %s"
+# Access needs both the enrolment and a membership (any role) of the study's workspace; `{user}`
+# is the user's id column or parameter.
+_ACCESS_SQL = (
+    "EXISTS (SELECT 1 FROM annotation_enrolment e WHERE e.study_id = s.id AND e.user_id = {user})"
+    " AND EXISTS (SELECT 1 FROM annotation_membership m"
+    " WHERE m.workspace_id = s.workspace_id AND m.user_id = {user})"
+)
+_STUDY_SQL = "SELECT s.* FROM annotation_study s WHERE s.token = %s AND " + _ACCESS_SQL.format(
+    user="%s"
 )
 
 
 def annotator_study_or_404(user, token: str) -> Study:
-    """The rule of selectors.annotator_study_or_404 (studies the user is enrolled in), as one
+    """The rule of selectors.annotator_study_or_404 (enrolled, and a workspace member), as one
     raw statement: on the hot path the ORM's query compilation costs more than the query."""
-    found = list(Study.objects.raw(_STUDY_SQL, [token, user.id]))
+    found = list(Study.objects.raw(_STUDY_SQL, [token, user.id, user.id]))
     if not found:
         raise Http404("No such study.")
     return found[0]
@@ -114,9 +120,9 @@ def _session_annotator_and_study(request, token: str):
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {_columns(User, 'u')}, {_columns(Study, 's')} FROM {User._meta.db_table} u"
-            " LEFT JOIN annotation_study s ON s.token = %s AND EXISTS (SELECT 1 FROM"
-            " annotation_enrolment e WHERE e.study_id = s.id AND e.user_id = u.id)"
-            " WHERE u.id = %s",
+            " LEFT JOIN annotation_study s ON s.token = %s AND "
+            + _ACCESS_SQL.format(user="u.id")
+            + " WHERE u.id = %s",
             [token, user_id],
         )
         row = cursor.fetchone()

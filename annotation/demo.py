@@ -20,7 +20,7 @@ from annotation.models import (
     Unit,
     Workspace,
 )
-from annotation.services import setup
+from annotation.services import people, setup
 from annotation.services.assignment import next_assignment
 from annotation.services.submission import submit_label
 
@@ -559,9 +559,7 @@ def simulate_labels(studies: dict[str, Study], seed: int = 11) -> int:
             user = _ensure_user(f"sim-{study.task_kind}-{i + 1:02d}")
             user.set_unusable_password()
             user.save(update_fields=["password"])
-            Enrolment.objects.get_or_create(
-                study=study, user=user, defaults={"pool": Enrolment.Pool.OPEN_CROWD}
-            )
+            people.enrol(study, user, pool=Enrolment.Pool.OPEN_CROWD)
             bias = rng.gauss(0, 0.08)  # each simulated person's severity
             done = 0
             while done < cap and (assignment := next_assignment(user, study)) is not None:

@@ -5,25 +5,36 @@ A foreign id is simply not in the queryset, so views answer 404, never 500 or so
 
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import NoReverseMatch, reverse
 
-from annotation.models import ApiToken, Membership, Study, Workspace
+from annotation.models import ApiToken, Enrolment, Membership, Study, Workspace
+
+
+def _member_of_workspace(user, role: str | None = None) -> Exists:
+    memberships = Membership.objects.filter(workspace=OuterRef("workspace_id"), user=user)
+    if role is not None:
+        memberships = memberships.filter(role=role)
+    return Exists(memberships)
+
+
+def _enrolled(user) -> Exists:
+    return Exists(Enrolment.objects.filter(study=OuterRef("pk"), user=user))
 
 
 def studies_for(user) -> QuerySet[Study]:
     """Every study the user may reach in any role: staff all, leads their workspaces', annotators
-    the ones they are enrolled in."""
+    the ones they are enrolled in AND whose workspace they belong to."""
     if not user.is_authenticated:
         return Study.objects.none()
     if user.is_staff:
         return Study.objects.all()
     return Study.objects.filter(
-        Q(workspace__memberships__user=user, workspace__memberships__role=Membership.Role.LEAD)
-        | Q(enrolments__user=user)
-    ).distinct()
+        Q(_member_of_workspace(user, Membership.Role.LEAD))
+        | Q(_member_of_workspace(user) & _enrolled(user))
+    )
 
 
 def lead_studies_for(user) -> QuerySet[Study]:
@@ -32,16 +43,15 @@ def lead_studies_for(user) -> QuerySet[Study]:
         return Study.objects.none()
     if user.is_staff:
         return Study.objects.all()
-    return Study.objects.filter(
-        workspace__memberships__user=user, workspace__memberships__role=Membership.Role.LEAD
-    ).distinct()
+    return Study.objects.filter(_member_of_workspace(user, Membership.Role.LEAD))
 
 
 def annotator_studies_for(user) -> QuerySet[Study]:
-    """Studies the user is enrolled in as an annotator (staff included only where enrolled)."""
+    """Studies the user may annotate: enrolled in the study AND a member (any role) of its
+    workspace; removing either ends access at the next request. Staff only where both hold."""
     if not user.is_authenticated:
         return Study.objects.none()
-    return Study.objects.filter(enrolments__user=user)
+    return Study.objects.filter(_member_of_workspace(user), _enrolled(user))
 
 
 def lead_study_or_404(user, token: str) -> Study:

@@ -12,7 +12,8 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation.models import Enrolment, Study, Workspace
+from annotation.models import Study, Workspace
+from annotation.services import people as people_service
 
 SYSTEMS = ("sys-a", "sys-b", "sys-c", "sys-d")
 LABELS = {"labels": [{"value": "good", "text": "Good"}, {"value": "bad", "text": "Bad"}]}
@@ -130,9 +131,7 @@ def annotators(study: Study, n: int) -> list[dict]:
         if user.has_usable_password():
             user.set_unusable_password()
             user.save()
-        Enrolment.objects.get_or_create(
-            study=study, user=user, defaults={"qualified_at": timezone.now()}
-        )
+        people_service.enrol(study, user, qualified_at=timezone.now())
         session = SessionStore()
         session["_auth_user_id"] = str(user.pk)
         session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"

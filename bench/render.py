@@ -145,10 +145,10 @@ def build_study(n_units: int):
 def annotator(study, i: int):
     from django.contrib.auth import get_user_model
 
-    from annotation.models import Enrolment
+    from annotation.services import people
 
     user, _ = get_user_model().objects.get_or_create(username=f"render-{uuid.uuid4().hex[:10]}")
-    Enrolment.objects.create(study=study, user=user)
+    people.enrol(study, user)
     return user
 
 

@@ -1,4 +1,5 @@
-"""Cross-cutting HTTP behaviour: the Content-Security-Policy header, and loud session expiry.
+"""Cross-cutting HTTP behaviour: the Content-Security-Policy header, loud session expiry, and
+the client's address as the login throttle sees it.
 
 An htmx request from a signed-out browser must never get a login page swapped in as if it were
 the answer: it gets 401 with an `HX-Redirect` to the login page instead.
@@ -67,3 +68,17 @@ class HealthCheckMiddleware:
         except Exception:
             return HttpResponse("database unavailable", status=503, content_type="text/plain")
         return HttpResponse("ok", content_type="text/plain")
+
+
+def client_ip(request) -> str | None:
+    """The client's address for per-address login limits. Behind our TLS proxy REMOTE_ADDR is
+    the proxy (every client would share one limit), so the address is read from X-Forwarded-For,
+    counting CONCORD_TRUSTED_PROXY_COUNT entries from the right (the ones our proxies appended;
+    anything further left is what the client claimed and is not trusted)."""
+    if getattr(settings, "BEHIND_TLS_PROXY", False):
+        hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        hops = [h for h in hops if h]
+        count = max(1, int(getattr(settings, "CONCORD_TRUSTED_PROXY_COUNT", 1)))
+        if len(hops) >= count:
+            return hops[-count]
+    return request.META.get("REMOTE_ADDR")

@@ -2,10 +2,13 @@
 
 The zero-setup default is SQLite with Celery tasks run eagerly; set DATABASE_URL and
 CELERY_BROKER_URL for PostgreSQL and Redis. With CONCORD_ENV=production, startup refuses DEBUG,
-an empty or example SECRET_KEY and empty ALLOWED_HOSTS.
+an empty, example, `django-insecure-` or low-entropy SECRET_KEY, and empty or `*` ALLOWED_HOSTS.
 """
 
+import math
 import os
+from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -45,16 +48,41 @@ PRODUCTION = CONCORD_ENV == "production"
 DEBUG = env_bool("DEBUG", not PRODUCTION)
 SECRET_KEY = os.environ.get("SECRET_KEY", "" if PRODUCTION else "dev-insecure-key-change-me")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "" if PRODUCTION else "127.0.0.1,localhost,testserver")
+
+
+def secret_key_problem(key: str) -> str | None:
+    """Why `key` is unfit for production, or None. Low entropy is estimated three ways: fewer
+    than 10 distinct characters, under 128 bits by its character frequencies (Shannon), or
+    repeated blocks (under 90% of its 4-character runs distinct, as in "abcdefghij" * 5)."""
+    if not key:
+        return "it is empty"
+    if key in EXAMPLE_SECRET_KEYS or key.startswith("django-insecure-"):
+        return "it is an example or development key"
+    if len(key) < 50:
+        return "it is shorter than 50 characters"
+    counts = Counter(key)
+    bits = -sum(n * math.log2(n / len(key)) for n in counts.values())
+    grams = [key[i : i + 4] for i in range(len(key) - 3)]
+    if len(counts) < 10 or bits < 128 or len(set(grams)) < 0.9 * len(grams):
+        return "it has too little entropy (not random enough)"
+    return None
+
+
 if PRODUCTION:
     if DEBUG:
         raise ImproperlyConfigured("DEBUG must be off when CONCORD_ENV=production.")
-    if not SECRET_KEY or SECRET_KEY in EXAMPLE_SECRET_KEYS or len(SECRET_KEY) < 50:
+    if problem := secret_key_problem(SECRET_KEY):
         raise ImproperlyConfigured(
-            "SECRET_KEY must be set to a random value of at least 50 characters in production "
-            "(an empty or example key is refused)."
+            f"SECRET_KEY is refused in production: {problem}. Set it to a random value of at "
+            "least 50 characters: python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"
         )
     if not ALLOWED_HOSTS:
         raise ImproperlyConfigured("ALLOWED_HOSTS must name this site's hosts in production.")
+    if any(host == "*" or host.startswith("*") for host in ALLOWED_HOSTS):
+        raise ImproperlyConfigured(
+            "ALLOWED_HOSTS must name this site's hosts in production, not '*' (a wildcard lets "
+            "any Host header through, e.g. into password-reset links and cache keys)."
+        )
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
@@ -68,6 +96,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "django_htmx",
+    "axes",
     "annotation",
     "qc",
 ]
@@ -85,6 +114,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "concord.middleware.HtmxLoginRequiredMiddleware",
+    # Login throttling; last, as django-axes asks.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "concord.urls"
@@ -129,6 +160,8 @@ CACHES = {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "concord"),
+            # Fail fast when Redis is down or hung: callers fall back to the database.
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
         }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
@@ -136,11 +169,11 @@ CACHES = {
 }
 SESSION_ENGINE = os.environ.get(
     "SESSION_ENGINE",
-    "django.contrib.sessions.backends.cached_db"
-    if CACHE_URL
-    else "django.contrib.sessions.backends.db",
+    # Django's cached_db, guarded: sessions fall back to the database while Redis is down.
+    "concord.sessions" if CACHE_URL else "django.contrib.sessions.backends.db",
 )
-if SESSION_ENGINE.rsplit(".", 1)[-1] in {"cache", "cached_db"} and not CACHE_URL:
+CONCORD_SESSION_CACHE_SECONDS = int(os.environ.get("CONCORD_SESSION_CACHE_SECONDS", "300"))
+if SESSION_ENGINE.rsplit(".", 1)[-1] in {"cache", "cached_db", "sessions"} and not CACHE_URL:
     # A per-process cache would keep a signed-out session alive in the other processes.
     raise ImproperlyConfigured(f"SESSION_ENGINE={SESSION_ENGINE} needs a shared CACHE_URL.")
 
@@ -149,6 +182,21 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Login throttling (django-axes): failures are counted per address and, separately, per account
+# name; at AXES_FAILURE_LIMIT in a row either is paused for AXES_COOLOFF_MINUTES and then
+# unlocked by itself (never a permanent lockout of a known user); a success resets the count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "10"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_CLIENT_IP_CALLABLE = "concord.middleware.client_ip"
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -184,8 +232,11 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000" if PRODUCTION else "0"))
 SECURE_HSTS_INCLUDE_SUBDOMAINS = PRODUCTION
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
-if env_bool("BEHIND_TLS_PROXY", False):
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+if BEHIND_TLS_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Proxies in front of us that append to X-Forwarded-For (the client is that many from the right).
+CONCORD_TRUSTED_PROXY_COUNT = int(os.environ.get("CONCORD_TRUSTED_PROXY_COUNT", "1"))
 SILENCED_SYSTEM_CHECKS = ["security.W021"] if not SECURE_HSTS_PRELOAD else []
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -205,8 +256,21 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": 3600,
+    "socket_connect_timeout": 2,
+    "socket_timeout": 5,
+}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A request that queues a task must not hang on a dead broker: a few quick tries, then the
+# caller records that the run is owed (see qc.services) and carries on.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "reclaim-expired-leases": {
@@ -269,9 +333,15 @@ CONCORD_QC_AUTO_RECOMPUTE = env_bool("CONCORD_QC_AUTO_RECOMPUTE", True)
 CONCORD_QC_DEBOUNCE_SECONDS = float(os.environ.get("CONCORD_QC_DEBOUNCE_SECONDS", "5"))
 CONCORD_QC_BOOTSTRAP = int(os.environ.get("CONCORD_QC_BOOTSTRAP", "1000"))
 CONCORD_QC_BOOTSTRAP_OVER_TIME = int(os.environ.get("CONCORD_QC_BOOTSTRAP_OVER_TIME", "100"))
-# The dashboard warns when a broker is configured and no worker was seen for this long.
-CONCORD_QC_WORKER_SILENCE_SECONDS = float(
-    os.environ.get("CONCORD_QC_WORKER_SILENCE_SECONDS", "900")
+# The dashboard warns when a broker is configured and no worker was seen for this long (workers
+# record themselves every CONCORD_WORKER_HEARTBEAT_SECONDS).
+CONCORD_QC_WORKER_SILENCE_SECONDS = float(os.environ.get("CONCORD_QC_WORKER_SILENCE_SECONDS", "60"))
+# Each worker records that it is alive this often (qc.tasks' heartbeat loop, no task needed);
+# a run in progress refreshes its own heartbeat, and one silent this long has lost its worker.
+CONCORD_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("CONCORD_WORKER_HEARTBEAT_SECONDS", "15"))
+CONCORD_QC_HEARTBEAT_SECONDS = float(os.environ.get("CONCORD_QC_HEARTBEAT_SECONDS", "10"))
+CONCORD_QC_HEARTBEAT_STALE_SECONDS = float(
+    os.environ.get("CONCORD_QC_HEARTBEAT_STALE_SECONDS", "60")
 )
 # A pending recomputation older than this is taken to be lost and may be queued again.
 CONCORD_QC_PENDING_STALE_SECONDS = float(os.environ.get("CONCORD_QC_PENDING_STALE_SECONDS", "600"))
@@ -281,5 +351,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        # django-axes logs every successful sign-in's reset at INFO; failures and lockouts warn.
+        "axes": {"level": "WARNING"},
+    },
 }

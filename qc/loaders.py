@@ -21,7 +21,7 @@ from datetime import timedelta
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Count, Max, Value
+from django.db.models import Count, Max, Q, Value
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
@@ -60,6 +60,8 @@ class ReportConfig:
     systems: tuple = ()  # (id, name)
     unanimous_view: bool = False
     clamp_gold: bool = False  # fix gold items to their expert answers in the label models
+    pool: str = ""  # a cut: only this annotator pool's labels
+    guide_version: int | None = None  # a cut: only labels made under this guide version
     n_boot: int = 1000
     n_boot_over_time: int = 100
     seed: int = 0
@@ -76,6 +78,8 @@ class ReportConfig:
             "systems": [list(s) for s in self.systems],
             "unanimous_view": self.unanimous_view,
             "clamp_gold": self.clamp_gold,
+            "pool": self.pool,
+            "guide_version": self.guide_version,
             "n_boot": self.n_boot,
             "n_boot_over_time": self.n_boot_over_time,
             "seed": self.seed,
@@ -137,6 +141,8 @@ def report_config(study: Study) -> ReportConfig:
         systems=tuple(study.systems.order_by("id").values_list("id", "name")),
         unanimous_view=bool(options and options.unanimous_view),
         clamp_gold=bool(options and options.clamp_gold),
+        pool=options.pool if options else "",
+        guide_version=options.guide_version if options else None,
         n_boot=int(getattr(settings, "CONCORD_QC_BOOTSTRAP", 1000)),
         n_boot_over_time=int(getattr(settings, "CONCORD_QC_BOOTSTRAP_OVER_TIME", 100)),
     )
@@ -229,6 +235,18 @@ def _consistent_read():
 def load_snapshot(study: Study) -> Snapshot:
     with _consistent_read():
         return _load(study)
+
+
+def _cut(study: Study) -> Q:
+    """The report options' cut (pool, guide version) as a filter on labels."""
+    options = ReportOptions.objects.filter(study=study).first()
+    q = Q()
+    if options and options.pool:
+        # Enrolment is unique per (study, user): the join adds no rows.
+        q &= Q(annotator__enrolments__study_id=study.id, annotator__enrolments__pool=options.pool)
+    if options and options.guide_version is not None:
+        q &= Q(guide_version__number=options.guide_version)
+    return q
 
 
 def first_labels(label_id: np.ndarray, annotator: np.ndarray, unit: np.ndarray) -> np.ndarray:
@@ -328,7 +346,7 @@ def _days(day: np.ndarray, label_id: np.ndarray, annotator: np.ndarray) -> list:
 
 def _load(study: Study) -> Snapshot:
     label_count, newest = label_counts(study.id)
-    counted = Label.objects.filter(study_id=study.id, purpose__in=COUNTED_PURPOSES)
+    counted = Label.objects.filter(_cut(study), study_id=study.id, purpose__in=COUNTED_PURPOSES)
     labels = _stream(
         counted.order_by("id").values_list(
             "id",

@@ -73,6 +73,10 @@ class ReportOptions(models.Model):
     # Semi-supervised aggregation: gold items take their expert answer in the label models (off
     # by default, so that accuracy on gold stays a check of the aggregation, not a given).
     clamp_gold = models.BooleanField(default=False)
+    # A cut of the report: only labels of annotators from this pool (Enrolment.pool), and only
+    # labels made under this guide version number; empty / null: all.
+    pool = models.CharField(max_length=16, blank=True, default="")
+    guide_version = models.PositiveIntegerField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -84,6 +88,11 @@ class RecomputeState(models.Model):
 
     `pending_since` is claimed with a conditional UPDATE, so only one task is queued per study;
     the task clears it when it starts, so labels arriving during a run schedule the next one.
+    The marker is tied to a task: `task_id` is the id it was queued under (a lost task is found
+    by asking the broker and its workers); the run in progress is `run_task_id`, whose worker
+    refreshes `heartbeat_at`, so a run whose worker died is seen as stalled, not "storing"
+    forever.
+    `owed_since` records a run that could not be queued (broker down), caught up on its return.
     """
 
     study = models.OneToOneField(
@@ -98,6 +107,10 @@ class RecomputeState(models.Model):
     stage = models.CharField(max_length=64, blank=True)
     progress = models.PositiveSmallIntegerField(default=0)
     last_error = models.TextField(blank=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    run_task_id = models.CharField(max_length=64, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    owed_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -11,6 +11,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.models import Enrolment
 from qc.models import QualityReport, RecomputeState, ReportOptions, WorkerHeartbeat
 
 SUMMARY = QualityReport.SUMMARY
@@ -70,7 +71,7 @@ def tasks_run_eagerly() -> bool:
 
 
 def worker_silence_limit() -> timedelta:
-    return timedelta(seconds=float(getattr(settings, "CONCORD_QC_WORKER_SILENCE_SECONDS", 900)))
+    return timedelta(seconds=float(getattr(settings, "CONCORD_QC_WORKER_SILENCE_SECONDS", 60)))
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,25 @@ def recompute_state(study) -> RecomputeState | None:
     return RecomputeState.objects.filter(study=study).first()
 
 
+def run_status(state: RecomputeState | None, now=None) -> str:
+    """The study's recomputation as the worker's records show it: "running" (heartbeat fresh),
+    "stalled" (started, unfinished, heartbeat stale: its worker died), "queued" (a marker under a
+    task id), "lost" (a marker too old to be a waiting task), or "idle"."""
+    from qc.services import heartbeat_stale_after, stale_after
+
+    now = now or timezone.now()
+    if state is None:
+        return "idle"
+    if state.running:
+        beat = state.heartbeat_at or state.started_at
+        if beat is not None and now - beat > heartbeat_stale_after():
+            return "stalled"
+        return "running"
+    if state.pending_since:
+        return "lost" if now - state.pending_since > stale_after() else "queued"
+    return "idle"
+
+
 def unanimous_view(study) -> bool:
     return ReportOptions.objects.filter(study=study, unanimous_view=True).exists()
 
@@ -112,6 +132,8 @@ def report_options(study) -> dict:
     return {
         "unanimous_view": bool(options and options.unanimous_view),
         "clamp_gold": bool(options and options.clamp_gold),
+        "pool": options.pool if options else "",
+        "guide_version": options.guide_version if options else None,
     }
 
 
@@ -132,9 +154,15 @@ def dashboard(study) -> dict:
         # Stored by an older version of the report code (fields may be missing until recomputed).
         "outdated": bool(summary) and summary.get("version") != REPORT_VERSION,
         "state": state,
+        "run": run_status(state),
         "worker": worker_status(state),
         "charts": charts.for_report(summary) if summary else {},
         "chart_notes": charts.empty_notes(summary) if summary else {},
         "unanimous_view": options["unanimous_view"],
         "clamp_gold": options["clamp_gold"],
+        "cut": options,
+        "pools": Enrolment.Pool.choices,
+        "guide_numbers": list(
+            study.guide_versions.order_by("number").values_list("number", flat=True)
+        ),
     }

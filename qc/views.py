@@ -3,15 +3,16 @@
 Pages show stored reports only: no statistic is computed inside a request.
 """
 
-import csv
 import json
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.selectors import lead_study_or_404
+from concord import csvsafe
 from qc import exports, selectors, services
 
 
@@ -27,9 +28,10 @@ def dashboard(request, token: str):
 @require_POST
 def recompute_now(request, token: str):
     study = lead_study_or_404(request.user, token)
-    services.request_recompute(study, request.user)
+    outcome = services.request_recompute(study, request.user)
     if request.htmx:
-        return _progress(request, study)
+        return _progress(request, study, notice=outcome.message)
+    (messages.success if outcome.started else messages.error)(request, outcome.message)
     return redirect("study-dashboard", token=study.token)
 
 
@@ -39,11 +41,13 @@ def progress(request, token: str):
     return _progress(request, lead_study_or_404(request.user, token))
 
 
-def _progress(request, study):
+def _progress(request, study, notice: str = ""):
     state = selectors.recompute_state(study)
     context = {
         "study": study,
         "state": state,
+        "run": selectors.run_status(state),
+        "notice": notice,
         "worker": selectors.worker_status(state),
         "report": selectors.latest_report(study),
     }
@@ -59,6 +63,15 @@ def options(request, token: str):
         unanimous_view=request.POST.get("unanimous_view") == "on",
         clamp_gold=request.POST.get("clamp_gold") == "on",
     )
+    version = request.POST.get("guide_version", "")
+    try:
+        services.set_report_cut(
+            study,
+            pool=request.POST.get("pool", ""),
+            guide_version=int(version) if version.isdigit() else None,
+        )
+    except ValueError as error:
+        messages.error(request, str(error))
     services.request_recompute(study, request.user)
     return redirect("study-dashboard", token=study.token)
 
@@ -88,11 +101,6 @@ def report_json(request, token: str):
     return _attachment(response, f"concord-{study.token}-report.json")
 
 
-class _Echo:
-    def write(self, value):
-        return value
-
-
 @login_required
 @require_GET
 def report_csv(request, token: str, table: str):
@@ -106,7 +114,6 @@ def report_csv(request, token: str, table: str):
     if exports.needs_items(table):
         found = selectors.latest_items(study, report.fingerprint)
         items = found.payload if found else {}
-    writer = csv.writer(_Echo())
-    lines = (writer.writerow(row) for row in exports.rows(table, report.payload, items))
+    lines = csvsafe.lines(exports.rows(table, report.payload, items))
     response = StreamingHttpResponse(lines, content_type="text/csv")
     return _attachment(response, f"concord-{study.token}-{table}.csv")

@@ -106,4 +106,10 @@ def make_study(
 
 
 def enrol(study: m.Study, user=None, **fields) -> m.Enrolment:
-    return EnrolmentFactory(study=study, user=user or UserFactory(), **fields)
+    """Enrol a user (a new one by default); like `annotation.services.people.enrol`, access also
+    needs a membership of the study's workspace, made here as annotator if the user has none."""
+    user = user or UserFactory()
+    m.Membership.objects.get_or_create(
+        workspace_id=study.workspace_id, user=user, defaults={"role": m.Membership.Role.ANNOTATOR}
+    )
+    return EnrolmentFactory(study=study, user=user, **fields)

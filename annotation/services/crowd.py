@@ -9,7 +9,7 @@ import re
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from annotation.models import Enrolment, Study
+from annotation.models import Enrolment, Membership, Study
 
 # Prolific ids are 24 hex characters and MTurk ids upper-case alphanumerics; accept a little more,
 # but nothing that could carry markup, paths or control characters.
@@ -55,8 +55,9 @@ def read_parameters(study: Study, query) -> tuple[str, dict]:
 def enter_crowd_worker(study: Study, worker_id: str):
     """Create or find the worker's passwordless account and enrol it (open crowd) in the study.
 
-    Refuses an account that has a password or staff rights: a study link never signs in a
-    person who signs in some other way.
+    Refuses an account that has a password or staff rights (a study link never signs in a
+    person who signs in some other way), a deactivated account, and a worker whose workspace
+    membership was removed (the link does not restore access a lead ended).
     """
     user_model = get_user_model()
     username = crowd_username(study.crowd_platform, worker_id)
@@ -69,15 +70,27 @@ def enter_crowd_worker(study: Study, worker_id: str):
                 user.save()
         except IntegrityError:  # the same link opened twice at once
             user = user_model.objects.get(username=username)
-    if user.has_usable_password() or user.is_staff or user.is_superuser:
+    if user.has_usable_password() or user.is_staff or user.is_superuser or not user.is_active:
         raise CrowdEntryError("This link cannot be used to sign in.")
-    try:
-        with transaction.atomic():
-            Enrolment.objects.get_or_create(
-                study=study,
-                user=user,
-                defaults={"pool": Enrolment.Pool.OPEN_CROWD, "external_id": worker_id},
-            )
-    except IntegrityError:
-        pass  # enrolled by a parallel request
+    enrolment = Enrolment.objects.filter(study=study, user=user).first()
+    if enrolment is None:
+        try:
+            with transaction.atomic():
+                # Access needs the workspace membership too; both are made together, once.
+                Membership.objects.get_or_create(
+                    workspace_id=study.workspace_id,
+                    user=user,
+                    defaults={"role": Membership.Role.ANNOTATOR},
+                )
+                Enrolment.objects.create(
+                    study=study,
+                    user=user,
+                    pool=Enrolment.Pool.OPEN_CROWD,
+                    external_id=worker_id,
+                )
+        except IntegrityError:
+            pass  # enrolled by a parallel request
+    elif not Membership.objects.filter(workspace_id=study.workspace_id, user=user).exists():
+        # The lead removed this worker: the link must not bring them back.
+        raise CrowdEntryError("Your access to this study has ended.")
     return user

@@ -101,7 +101,8 @@ def test_recompute_now_queues_a_run_and_shows_progress(client, reported, monkeyp
     assert response.status_code == 200
     assert "A recomputation is queued" in response.content.decode()
     assert 'hx-trigger="every 1s"' in response.content.decode()
-    assert sent == [{"args": [reported.pk], "countdown": 0}]
+    state = RecomputeState.objects.get(study=reported)
+    assert sent == [{"args": [reported.pk], "countdown": 0, "task_id": state.task_id}]
     assert RecomputeState.objects.get(study=reported).requested_by == lead
 
 

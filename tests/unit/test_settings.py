@@ -7,7 +7,8 @@ import sys
 import pytest
 from django.conf import settings
 
-GOOD_KEY = "k" * 20 + "-a-random-production-secret-key-of-enough-length-0123456789"
+# What `secrets.token_urlsafe(50)` gives (a fixed one, so a failure is reproducible).
+GOOD_KEY = "q0Zt3Wm8vKcL2xR9pYbN4sJ7hF1dGeA6uTiO5rEwQyPnMlKjHg-_aSdXcVb2Z8mN4"
 
 
 def run_manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess:
@@ -45,8 +46,26 @@ def test_check_deploy_is_clean_with_production_settings():
         ({"SECRET_KEY": "dev-insecure-key-change-me"}, "SECRET_KEY"),
         ({"SECRET_KEY": "change-me"}, "SECRET_KEY"),
         ({"ALLOWED_HOSTS": ""}, "ALLOWED_HOSTS"),
+        ({"ALLOWED_HOSTS": "*"}, "not '*'"),
+        ({"ALLOWED_HOSTS": "concord.example,*"}, "not '*'"),
+        ({"SECRET_KEY": "django-insecure-" + GOOD_KEY}, "example or development key"),
+        ({"SECRET_KEY": "abcdefghij" * 6}, "too little entropy"),
+        ({"SECRET_KEY": "a1" * 30}, "too little entropy"),
+        ({"SECRET_KEY": GOOD_KEY[:40]}, "shorter than 50"),
     ],
-    ids=["debug", "missing-key", "example-key", "changeme-key", "no-hosts"],
+    ids=[
+        "debug",
+        "missing-key",
+        "example-key",
+        "changeme-key",
+        "no-hosts",
+        "wildcard-host",
+        "wildcard-among-hosts",
+        "django-insecure-key",
+        "repeated-block-key",
+        "two-symbol-key",
+        "short-key",
+    ],
 )
 def test_production_startup_refuses_unsafe_settings(overrides, message):
     result = run_manage("check", **production(**overrides))
@@ -81,3 +100,48 @@ def test_production_static_files_collect_into_a_manifest(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "staticfiles.json").exists()
+
+
+def test_random_keys_of_every_usual_shape_are_accepted():
+    import secrets
+
+    from concord.settings import secret_key_problem
+
+    for _ in range(50):
+        for key in (secrets.token_urlsafe(50), secrets.token_hex(32), secrets.token_hex(25)):
+            assert secret_key_problem(key) is None, key
+
+
+def readme_recipe() -> str:
+    """The shell block of the README's PostgreSQL recipe."""
+    text = (settings.BASE_DIR / "README.md").read_text()
+    section = text.split("## Running on PostgreSQL and Redis with a real worker", 1)[1]
+    return section.split("```sh", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_recipe_is_a_production_deployment_that_passes_check_deploy():
+    recipe = readme_recipe()
+    exports = "\n".join(line for line in recipe.splitlines() if line.startswith("export "))
+    assert "CONCORD_ENV=production" in exports
+    assert "DEBUG" not in exports and "load_demo" not in recipe
+    assert "check --deploy" in recipe and "collectstatic" in recipe
+    # Run the recipe's own environment through Django's deployment checks (the database is
+    # swapped for SQLite: only settings are checked here).
+    script = f"{exports}\nexport DATABASE_URL=sqlite:///:memory:\nenv"
+    result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    env = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+    keep = {
+        k: env[k]
+        for k in env
+        if k
+        in {
+            "CONCORD_ENV",
+            "SECRET_KEY",
+            "ALLOWED_HOSTS",
+            "CSRF_TRUSTED_ORIGINS",
+            "BEHIND_TLS_PROXY",
+        }
+    }
+    assert keep["CONCORD_ENV"] == "production" and len(keep["SECRET_KEY"]) >= 50
+    checked = run_manage("check", "--deploy", "--fail-level", "WARNING", **keep)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

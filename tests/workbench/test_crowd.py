@@ -124,3 +124,28 @@ def test_when_done_the_worker_is_sent_back_to_the_platform(client):
     assert response["HX-Redirect"] == url
     again = client.get(reverse("work-task", args=[study.token]))
     assert again.status_code == 302 and again["Location"] == url
+
+
+def test_a_link_opened_while_signed_in_asks_before_switching_accounts(client):
+    study = crowd_study()
+    lead = UserFactory()
+    client.force_login(lead)
+    page = enter(client, study, PROLIFIC)
+    assert page.status_code == 200
+    assert "Continue as the study participant" in page.content.decode()
+    assert client.get("/").context["user"] == lead  # the session was not replaced
+    assert not Enrolment.objects.filter(study=study).exists()
+    switched = client.post(reverse("crowd-entry", args=[study.token]), PROLIFIC)
+    assert switched.status_code == 302
+    assert client.get("/").context["user"].username.startswith("crowd-prolific-")
+
+
+def test_the_switch_needs_the_pages_csrf_token(client):
+    from django.test import Client
+
+    study = crowd_study()
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(UserFactory())
+    response = strict.post(reverse("crowd-entry", args=[study.token]), PROLIFIC)
+    assert response.status_code == 403
+    assert not Enrolment.objects.filter(study=study).exists()
