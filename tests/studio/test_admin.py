@@ -32,6 +32,7 @@ def add_study(client, scheme):
         "attention_rate": 0,
         "lease_seconds": 1800,
         "qualification_pass_score": 0.8,
+        "qualification_attempts": 2,
         "spa_exposure_m": 5,
         "spa_fixed_sample": "on",
         "allowed_pools": "[]",
