@@ -197,7 +197,7 @@ OWED = dict.fromkeys(
         "studio-study-file",
         "studio-study-file-import",
     ),
-    "entries owed by the import/export pages (issue 12); their own tests check foreign leads get 404",
+    "entries owed by the import/export pages (issue 12); their tests check foreign leads get 404",
 )
 
 
