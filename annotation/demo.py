@@ -547,10 +547,9 @@ def simulate_labels(studies: dict[str, Study], seed: int = 11) -> int:
         (studies["story"], SPA_CROWD, _spa_answer),
         (studies["food"], 4, _food_answer),
         (studies["pairwise"], 4, _pairwise_answer),
-        # Two simulated people on an overlap of 3: a slot of every unit is left for annotator1.
-        (studies["likert"], 2, _likert_answer),
-        (studies["continuous"], 2, _continuous_answer),
-        (studies["ordinal"], 2, _ordinal_answer),
+        (studies["likert"], 3, _likert_answer),
+        (studies["continuous"], 3, _continuous_answer),
+        (studies["ordinal"], 3, _ordinal_answer),
     ]:
         production = Unit.objects.filter(study=study, role=Unit.Role.PRODUCTION)
         slots = sum(production.values_list("overlap", flat=True))
