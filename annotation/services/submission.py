@@ -318,7 +318,12 @@ def clean_timings(timings, assignment: Assignment, now) -> dict:
             f"timings.{unknown[0][:40]}", f"is not a timing (known: {', '.join(TIMING_NAMES)})"
         )
     out = {}
-    earliest, latest = assignment.leased_at - TIMING_SLACK, now + TIMING_SLACK
+    leased_at = assignment.leased_at
+    if timezone.is_naive(leased_at):  # e.g. set by hand (demo simulation) without a zone
+        leased_at = timezone.make_aware(leased_at)
+    if timezone.is_naive(now):
+        now = timezone.make_aware(now)
+    earliest, latest = leased_at - TIMING_SLACK, now + TIMING_SLACK
     if timings.get("rendered_at") is not None:
         raw = timings["rendered_at"]
         try:
@@ -332,7 +337,7 @@ def clean_timings(timings, assignment: Assignment, now) -> dict:
         if not earliest <= moment <= latest:
             raise _timing_error("rendered_at", "is not within this task's lease")
         out["rendered_at"] = moment
-    longest = int((latest - assignment.leased_at).total_seconds() * 1000)
+    longest = int((latest - leased_at).total_seconds() * 1000)
     if timings.get("duration_ms") is not None:
         out["duration_ms"] = _milliseconds("duration_ms", timings["duration_ms"], longest)
     if timings.get("active_ms") is not None:
