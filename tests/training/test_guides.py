@@ -128,12 +128,30 @@ def test_recalibration_items_are_drawn_from_the_cited_items_as_calibration_copie
         seed=1,
     )
     batch = list(version.recalibration_units.all())
-    assert 1 <= len(batch) <= guides.RECALIBRATION_BATCH
+    # every distinct cited item once, up to the batch size
+    assert len(batch) == min(len({u.pk for u in cited}), guides.RECALIBRATION_BATCH)
     assert all(u.role == Unit.Role.CALIBRATION for u in batch)
     cited_outputs = {m.output_id for u in cited for m in u.members.all()}
     assert all(m.output_id in cited_outputs for u in batch for m in u.members.all())
     # the real units keep their role and slots
     assert all(Unit.objects.get(pk=u.pk).role == Unit.Role.PRODUCTION for u in cited)
+
+
+def test_a_recalibration_batch_drawn_from_many_cited_items_has_exactly_the_batch_size():
+    study = make_study(n_prompts=6)
+    cited = resolve_items(study, "p0, p1, p2, p3, p4, p5")
+    assert len({u.pk for u in cited}) > guides.RECALIBRATION_BATCH
+    version = guides.publish_version(
+        study,
+        body="v1",
+        rulings=[guides.NewRuling("R", "because", examples=tuple(cited))],
+        requires_recalibration=True,
+        seed=1,
+    )
+    batch = list(version.recalibration_units.all())
+    assert len(batch) == guides.RECALIBRATION_BATCH
+    sources = [frozenset(m.output_id for m in u.members.all()) for u in batch]
+    assert len(set(sources)) == len(batch)  # no cited item drawn twice
 
 
 def test_a_recalibration_version_without_items_is_refused():
