@@ -186,18 +186,6 @@ OWED = dict.fromkeys(
         "training-task",
     ),
     "entries owed by the qualification/calibration helper (issue 13)",
-) | dict.fromkeys(
-    (
-        "studio-build-units",
-        "studio-export-labels",
-        "studio-exports",
-        "studio-import-job",
-        "studio-import-progress",
-        "studio-imports",
-        "studio-study-file",
-        "studio-study-file-import",
-    ),
-    "entries owed by the import/export pages (issue 12); their tests check foreign leads get 404",
 )
 
 
