@@ -82,3 +82,12 @@ def client_ip(request) -> str | None:
         if len(hops) >= count:
             return hops[-count]
     return request.META.get("REMOTE_ADDR")
+
+
+def lockout_parameters(request_or_attempt, credentials=None) -> list[str]:
+    """What django-axes counts failures by: per address and, separately, per account name; a
+    wrong API token (no account name) per address only, so one address guessing tokens pauses
+    itself and nobody else (all token failures share the empty account name)."""
+    if credentials and credentials.get("api_token"):
+        return ["ip_address"]
+    return ["ip_address", "username"]

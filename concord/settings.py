@@ -185,13 +185,14 @@ AUTH_PASSWORD_VALIDATORS = [
 # Login throttling (django-axes): failures are counted per address and, separately, per account
 # name; at AXES_FAILURE_LIMIT in a row either is paused for AXES_COOLOFF_MINUTES and then
 # unlocked by itself (never a permanent lockout of a known user); a success resets the count.
+# A wrong API token counts against its address too (annotation.rest.authentication).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "10"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
-AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
+AXES_LOCKOUT_PARAMETERS = "concord.middleware.lockout_parameters"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429

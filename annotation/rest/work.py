@@ -172,6 +172,15 @@ class SubmitTask(AnnotatorStudyMixin, APIView):
         responses={200: SubmitResultSerializer, 409: SubmitResultSerializer},
     )
     def post(self, request, study, task):
+        # Scope before the body: a study you are not in, or a task that is not yours, is 404
+        # whatever was posted (a 400 would tell an outsider the route took them in).
+        if not Assignment.objects.filter(
+            token=task, annotator=request.user, study=self.study
+        ).exists():
+            return Response(
+                {"status": "not_found", "message": "This task does not exist."},
+                status=status.HTTP_404_NOT_FOUND,
+            )
         incoming = SubmitSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         data = incoming.validated_data

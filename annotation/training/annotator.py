@@ -10,7 +10,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from annotation import selectors, workbench
 from annotation.models import Assignment, CalibrationSession, TrainingBatch
@@ -62,6 +62,7 @@ def qualification_start(request, token: str):
 
 @login_required
 @never_cache
+@require_GET
 def qualification_guide(request, token: str):
     """The guide, read again after a failed attempt (which is what a retry may require)."""
     study = selectors.annotator_study_or_404(request.user, token)
@@ -151,6 +152,7 @@ def _finish(batch):
 
 @login_required
 @never_cache
+@require_GET
 def task(request, token: str, batch: str):
     """The batch's current task in the workbench's task UI; the result page when all is done."""
     study, found = _batch_or_404(request, token, batch)
@@ -217,6 +219,7 @@ def submit(request, token: str, batch: str):
 
 @login_required
 @never_cache
+@require_GET
 def result(request, token: str, batch: str):
     """After the batch: the test's verdict with missed items and their rulings; the rulings of
     a recalibration; the session's distribution."""

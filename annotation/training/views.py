@@ -5,7 +5,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
 from annotation import selectors
 from annotation.models import (
@@ -35,6 +35,7 @@ def _error(form, error: TrainingError):
 
 
 @login_required
+@require_GET
 def training_home(request, token: str):
     study = selectors.lead_study_or_404(request.user, token)
     context = {
@@ -115,6 +116,7 @@ def _publish(study, form, ruling_forms, drafts, author):
 
 
 @login_required
+@require_GET
 def guide_version(request, token: str, number: int):
     """One version as annotators read it, and its diff against another (default: the one
     before)."""
@@ -283,6 +285,7 @@ def qualification_builder(request, token: str):
 
 
 @login_required
+@require_GET
 def qualification_results(request, token: str):
     study = selectors.lead_study_or_404(request.user, token)
     context = {

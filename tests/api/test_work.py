@@ -111,6 +111,20 @@ def test_a_study_one_is_not_enrolled_in_is_404(world):
     assert APIClient().post(next_url(world.study)).status_code == 401
 
 
+@pytest.mark.parametrize("body", [{}, {"answer": "not a dict"}, {"answer": {"choice": "safe"}}])
+def test_an_outsiders_submit_is_404_whatever_the_body(world, body):
+    task = token_client(world.annotator).post(next_url(world.study)).json()["token"]
+    elsewhere = UserFactory()
+    enrol(world.other, elsewhere)  # another workspace's annotator, with their own token
+    same_study = UserFactory()
+    enrol(world.study, same_study)  # enrolled here, but the task is not theirs
+    for user in (world.lead, world.staff, elsewhere, same_study):
+        response = token_client(user).post(submit_url(world.study, task), body, format="json")
+        assert response.status_code == 404, (user, response.content)
+    assert not Label.objects.exists()
+    assert Assignment.objects.get(token=task).status == Assignment.Status.LEASED
+
+
 def test_abandon_returns_the_slot_once(world):
     client = token_client(world.annotator)
     task = client.post(next_url(world.study)).json()["token"]

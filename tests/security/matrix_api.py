@@ -135,10 +135,9 @@ ROUTES.update(
             kwargs=_task,
             json=True,
         ),
-        # An empty answer is refused (400) before the study is looked up, so outsiders get 400
-        # here rather than 404; nothing is stored either way (checked after every request).
+        # Scope first: outsiders get 404 whatever the body; the annotator's empty answer is 400.
         "api-work-submit-v1": Route(
-            expect={"POST": roles(anonymous=401, rest=400)},
+            expect={"POST": roles(anonymous=401, annotator_here=400, rest=404)},
             others=NOT_SERVED,
             kwargs=_task,
             json=True,

@@ -163,31 +163,6 @@ def _more_routes() -> dict[str, Route]:
 
 TABLE = {**ROUTES, **_more_routes()}
 
-# Routes that landed on main before this table did, whose entries their owners still owe
-# (qualification, calibration and guide pages, issue 13). Each is listed, so the gap is visible
-# and `test_every_route_has_an_entry` still fails for any route nobody has decided on; each one's
-# check is skipped with this reason until its entry replaces it here.
-OWED = dict.fromkeys(
-    (
-        "calibration-rater",
-        "calibration-session",
-        "calibration-sessions",
-        "guide-edit",
-        "guide-flags",
-        "guide-version",
-        "qualification-builder",
-        "qualification-guide",
-        "qualification-results",
-        "qualification-start",
-        "recalibration-start",
-        "training-home",
-        "training-result",
-        "training-submit",
-        "training-task",
-    ),
-    "entries owed by the qualification/calibration helper (issue 13)",
-)
-
 
 def url_names(patterns=None, prefix: str = "") -> set[str]:
     """Every route of the URL conf by name; a namespace we do not own (the admin) as `ns:*`;
@@ -207,11 +182,8 @@ def url_names(patterns=None, prefix: str = "") -> set[str]:
 
 def test_every_route_has_an_entry():
     routes = url_names()
-    assert sorted(routes - set(TABLE) - set(OWED)) == [], "routes without a permission-matrix entry"
-    assert sorted((set(TABLE) | set(OWED)) - routes) == [], (
-        "entries for routes that no longer exist"
-    )
-    assert not set(TABLE) & set(OWED), "an owed route has its entry now: remove it from OWED"
+    assert sorted(routes - set(TABLE)) == [], "routes without a permission-matrix entry"
+    assert sorted(set(TABLE) - routes) == [], "entries for routes that no longer exist"
 
 
 @pytest.fixture
@@ -265,10 +237,8 @@ def request(client: Client, w: World, route: Route, name: str, method: str):
     return client.generic(method, url)
 
 
-@pytest.mark.parametrize("name", sorted(TABLE) + sorted(OWED))
+@pytest.mark.parametrize("name", sorted(TABLE))
 def test_route_answers_each_role_as_the_table_says(world, name):
-    if name in OWED:
-        pytest.skip(OWED[name])
     route = TABLE[name]
     if route.setup:
         route.setup(world)
