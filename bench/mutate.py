@@ -29,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
+PLUGIN = "mutation_plugin"  # bench/mutation_plugin.py, cheaper per-mutant set-up
 COPY_IGNORE = shutil.ignore_patterns(
     ".venv",
     ".tools",
@@ -62,15 +63,20 @@ def scratch_copy(module: str, tests: list[str]) -> Path:
     if where.exists():
         shutil.rmtree(where)
     shutil.copytree(ROOT, where, ignore=COPY_IGNORE)
+    shutil.copy2(ROOT / "bench" / f"{PLUGIN}.py", where / f"{PLUGIN}.py")
     pattern = f"{module.rstrip('/')}/*" if (ROOT / module).is_dir() else module
-    existing = [t for t in tests if (ROOT / t).exists()]
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    section = dict(config["tool"]["mutmut"])
+    section["only_mutate"] = [pattern]
+    section["pytest_add_cli_args_test_selection"] = [t for t in tests if (ROOT / t).exists()]
+    section["also_copy"] = [*section.get("also_copy", []), f"{PLUGIN}.py"]
+    section["pytest_add_cli_args"] = [*section.get("pytest_add_cli_args", []), "-p", PLUGIN]
     pyproject = (where / "pyproject.toml").read_text()
     head, sep, tail = pyproject.partition("[tool.mutmut]\n")
-    section = (
-        f"only_mutate = {json.dumps([pattern])}\n"
-        f"pytest_add_cli_args_test_selection = {json.dumps(existing)}\n"
-    )
-    (where / "pyproject.toml").write_text(head + sep + section + tail)
+    rest = tail[tail.index("\n[") :] if "\n[" in tail else ""
+    # JSON's strings, numbers, booleans and lists of them are TOML too.
+    body = "".join(f"{key} = {json.dumps(value)}\n" for key, value in section.items())
+    (where / "pyproject.toml").write_text(head + sep + body + rest)
     return where
 
 

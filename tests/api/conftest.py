@@ -16,6 +16,16 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def no_earlier_throttle_counts():
+    """Throttle counts are cached per user id, and SQLite reuses the ids of rolled-back users."""
+    from django.core.cache import caches
+    from django.core.cache.backends.locmem import LocMemCache
+
+    if isinstance(caches["default"], LocMemCache):  # never flush a shared Redis
+        caches["default"].clear()
+
+
 @dataclass
 class World:
     study: object  # workspace A's study (categorical, 4 prompts x 2 systems)

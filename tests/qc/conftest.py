@@ -1,4 +1,5 @@
-"""Fixtures of the quality-report tests: fast password hashing for the many simulated raters."""
+"""Fixtures of the quality-report tests: fast password hashing for the many simulated raters, and
+an empty in-process debounce (SQLite reuses ids, so a study may inherit an earlier one's)."""
 
 import pytest
 
@@ -6,6 +7,13 @@ import pytest
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def no_queued_recomputations(monkeypatch):
+    from qc import services
+
+    monkeypatch.setattr(services, "_queued_until", {})
 
 
 @pytest.fixture
