@@ -5,7 +5,7 @@ A foreign id is simply not in the queryset, so views answer 404, never 500 or so
 
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import NoReverseMatch, reverse
@@ -22,19 +22,6 @@ def _member_of_workspace(user, role: str | None = None) -> Exists:
 
 def _enrolled(user) -> Exists:
     return Exists(Enrolment.objects.filter(study=OuterRef("pk"), user=user))
-
-
-def studies_for(user) -> QuerySet[Study]:
-    """Every study the user may reach in any role: staff all, leads their workspaces', annotators
-    the ones they are enrolled in AND whose workspace they belong to."""
-    if not user.is_authenticated:
-        return Study.objects.none()
-    if user.is_staff:
-        return Study.objects.all()
-    return Study.objects.filter(
-        Q(_member_of_workspace(user, Membership.Role.LEAD))
-        | Q(_member_of_workspace(user) & _enrolled(user))
-    )
 
 
 def lead_studies_for(user) -> QuerySet[Study]:
@@ -60,10 +47,6 @@ def lead_study_or_404(user, token: str) -> Study:
 
 def annotator_study_or_404(user, token: str) -> Study:
     return get_object_or_404(annotator_studies_for(user), token=token)
-
-
-def is_lead(user) -> bool:
-    return user.is_staff or Membership.objects.filter(user=user, role=Membership.Role.LEAD).exists()
 
 
 def crowd_study_or_404(token: str) -> Study:

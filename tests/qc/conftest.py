@@ -1,5 +1,6 @@
 """Fixtures of the quality-report tests: fast password hashing for the many simulated raters, and
-an empty in-process debounce (SQLite reuses ids, so a study may inherit an earlier one's)."""
+an empty in-process debounce and state-row memo (SQLite reuses ids, so a study could inherit an
+earlier one's)."""
 
 import pytest
 
@@ -14,6 +15,7 @@ def no_queued_recomputations(monkeypatch):
     from qc import services
 
     monkeypatch.setattr(services, "_queued_until", {})
+    monkeypatch.setattr(services, "_state_rows", set())
 
 
 @pytest.fixture

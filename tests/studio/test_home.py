@@ -34,6 +34,23 @@ def test_a_live_study_with_work_offers_start_and_no_blocker():
     assert c.action_url == reverse("work-start", args=[study.token])
 
 
+def test_after_a_first_answer_the_card_offers_continue_with_progress():
+    study = make_study(n_prompts=3)
+    user = member(study)
+    fresh = card(user, study)
+    a = next_assignment(user, study)
+    submit_label(
+        annotator=user,
+        assignment_token=a.token,
+        data={"choice": "safe"},
+        idempotency_key=uuid.uuid4(),
+        timings={},
+    )
+    c = card(user, study)
+    assert (fresh.action_label, c.action_label) == ("Start", "Continue")
+    assert c.done == 1 and c.assigned >= 2 and c.assigned == fresh.assigned
+
+
 def test_a_draft_study_is_not_shown():
     study = make_study(n_prompts=2, status="draft")
     assert annotator_home(member(study)) == []
@@ -42,7 +59,9 @@ def test_a_draft_study_is_not_shown():
 def test_a_paused_study_says_so_without_a_link():
     study = make_study(n_prompts=2, status="paused")
     c = card(member(study), study)
-    assert c.blocker == "paused" and c.action_url == ""
+    assert c.blocker == "paused" and (c.action_url, c.action_label) == ("", "")
+    assert c.title == "Paused by the lead"
+    assert c.text == "No new tasks for now; your progress is kept."
 
 
 def test_qualification_and_recalibration_link_to_their_step():

@@ -61,6 +61,13 @@ def test_annotator_cannot_open_a_study_they_are_not_enrolled_in(client, world):
     assert get(client, world["ann"], "work-start", world["b"]).status_code == 404
 
 
+def test_enrolment_in_one_study_opens_no_other_study_of_the_same_workspace(client, world):
+    sibling = make_study(n_prompts=2, workspace=world["a"].workspace, name="Sibling study")
+    assert get(client, world["ann"], "work-start", sibling).status_code == 404
+    page = client.get(reverse("home")).content.decode()
+    assert world["a"].name in page and sibling.name not in page
+
+
 def test_lead_is_not_an_annotator_of_studies_they_are_not_enrolled_in(client, world):
     assert get(client, world["lead_a"], "work-start", world["a"]).status_code == 404
 

@@ -89,6 +89,13 @@ def test_a_study_without_a_crowd_platform_refuses_the_link(client):
     assert enter(client, study, PROLIFIC).status_code == 404
 
 
+def test_a_draft_study_takes_no_crowd_workers_yet(client):
+    study = crowd_study(status="draft")
+    people = get_user_model().objects.count()
+    assert enter(client, study, PROLIFIC).status_code == 404
+    assert get_user_model().objects.count() == people
+
+
 def test_a_link_never_signs_in_an_account_with_a_password(client):
     from annotation.services.crowd import crowd_username
 
