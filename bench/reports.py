@@ -40,6 +40,12 @@ def parse() -> argparse.Namespace:
     )
     ap.add_argument("--rebuild", action="store_true", help="drop the bench study and rebuild it")
     ap.add_argument("--task", choices=["categorical", "likert"], default="categorical")
+    ap.add_argument(
+        "--profile",
+        metavar="PATH",
+        help="also run one full recomputation under cProfile, write its stats to PATH and print "
+        "the 30 functions with the most cumulative time",
+    )
     return ap.parse_args()
 
 
@@ -364,6 +370,17 @@ def main() -> None:
             f"{severity['differences'][0]['adjusted']:.3f} "
             f"(raw {severity['differences'][0]['raw']:.3f})"
         )
+    if args.profile:
+        import cProfile
+        import pstats
+
+        QualityReport.objects.filter(study=study).delete()
+        profiler = cProfile.Profile()
+        t0 = time.perf_counter()
+        profiler.runcall(services.recompute, study.id)
+        print(f"profiled recomputation: {time.perf_counter() - t0:.2f} s (profiler overhead in)")
+        profiler.dump_stats(args.profile)
+        pstats.Stats(args.profile).sort_stats("cumulative").print_stats(30)
     t0 = time.perf_counter()
     again = services.recompute(study.id)
     print(f"rerun on the same snapshot: {time.perf_counter() - t0:.3f} s [{again}]")

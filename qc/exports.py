@@ -1,6 +1,8 @@
 """The report's tables as rows for CSV download: one function per table, header first.
 
-Reads stored payloads only; the names are the ones the dashboard's download links use.
+Reads stored payloads, plus (item tables only) the current adjudications, so the aggregated
+export says which items an expert adjudicated even before the next recomputation; the names are
+the ones the dashboard's download links use.
 """
 
 from __future__ import annotations
@@ -112,24 +114,44 @@ def _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post
     return [unit, prompt, systems, output, bool(gold), expert, n, category_label(mv), tied]
 
 
-def _disagreements(summary, items):
-    yield ITEM_HEADER
+# The latest adjudication of the item (a separate, append-only record; raw labels untouched):
+# whether there is one, its decision, the reference label it set ("" when it kept the
+# distribution or proposed a ruling), who made it and when.
+ADJUDICATION_HEADER = [
+    "adjudicated",
+    "adjudicated_decision",
+    "adjudicated_value",
+    "adjudicated_by",
+    "adjudicated_at",
+]
+
+
+def _adjudication_cells(adjudications: dict, unit: str) -> list:
+    found = adjudications.get(unit)
+    if found is None:
+        return [False, "", "", "", ""]
+    return [True, found["decision"], found["reference"], found["by"], found["at"]]
+
+
+def _disagreements(summary, items, adjudications):
+    yield [*ITEM_HEADER, *ADJUDICATION_HEADER]
     for unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post, _soft in _item_columns(
         items
     ):
         if mv != ds:
             row = _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post)
-            yield [*row, category_label(ds), post]
+            yield [*row, category_label(ds), post, *_adjudication_cells(adjudications, unit)]
 
 
-def _aggregated(summary, items):
+def _aggregated(summary, items, adjudications):
     classes = items.get("classes", [])
-    yield [*ITEM_HEADER, *[f"soft:{c}" for c in classes]]
+    yield [*ITEM_HEADER, *ADJUDICATION_HEADER, *[f"soft:{c}" for c in classes]]
     for unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post, soft in _item_columns(
         items
     ):
         row = _item_row(unit, prompt, systems, output, gold, answer, n, mv, tied, ds, post)
-        yield [*row, category_label(ds), post, *soft]
+        adjudicated = _adjudication_cells(adjudications, unit)
+        yield [*row, category_label(ds), post, *adjudicated, *soft]
 
 
 def _spa(variant):
@@ -254,8 +276,27 @@ def needs_items(name: str) -> bool:
     return TABLES[name][1]
 
 
-def rows(name: str, summary: dict, items: dict | None) -> Iterator[list]:
-    """The named table's rows (header first); None cells become empty in the CSV."""
-    fn = TABLES[name][0]
-    for row in fn(summary, items or {}):
+def rows(
+    name: str, summary: dict, items: dict | None, adjudications: dict | None = None
+) -> Iterator[list]:
+    """The named table's rows (header first); None cells become empty in the CSV.
+
+    `adjudications` (item tables only): unit token -> the latest adjudication, as
+    `qc.selectors.adjudications_by_unit` gives it."""
+    fn, per_item = TABLES[name]
+    table = fn(summary, items or {}, adjudications or {}) if per_item else fn(summary, items or {})
+    for row in table:
         yield ["" if cell is None else cell for cell in row]
+
+
+def aggregated_records(summary: dict, items: dict | None, adjudications: dict | None = None):
+    """The aggregated labels as one dict per item (for JSON Lines): the soft-labels table's
+    columns, the soft labels as {class: probability}, `adjudicated` a bool."""
+    table = _aggregated(summary, items or {}, adjudications or {})
+    header = next(table)
+    classes = (items or {}).get("classes", [])
+    n_fixed = len(header) - len(classes)
+    for row in table:
+        record = dict(zip(header[:n_fixed], row[:n_fixed], strict=True))
+        record["soft"] = dict(zip(classes, row[n_fixed:], strict=False))
+        yield record

@@ -39,7 +39,7 @@ from annotation.models import (
 from qc.models import ReportOptions
 
 # Bumped whenever the report's content changes, so old snapshots are recomputed.
-REPORT_VERSION = 5
+REPORT_VERSION = 6
 CHUNK = 20_000
 PRODUCTION = Assignment.Purpose.PRODUCTION
 # The purposes whose (first) labels are judgments of real items; the units they are on.
@@ -62,6 +62,8 @@ class ReportConfig:
     clamp_gold: bool = False  # fix gold items to their expert answers in the label models
     pool: str = ""  # a cut: only this annotator pool's labels
     guide_version: int | None = None  # a cut: only labels made under this guide version
+    # the lead's choice: an ordinal study's levels scored as numbers in the severity model
+    ordinal_as_interval: bool = False
     n_boot: int = 1000
     n_boot_over_time: int = 100
     seed: int = 0
@@ -80,6 +82,7 @@ class ReportConfig:
             "clamp_gold": self.clamp_gold,
             "pool": self.pool,
             "guide_version": self.guide_version,
+            "ordinal_as_interval": self.ordinal_as_interval,
             "n_boot": self.n_boot,
             "n_boot_over_time": self.n_boot_over_time,
             "seed": self.seed,
@@ -143,6 +146,7 @@ def report_config(study: Study) -> ReportConfig:
         clamp_gold=bool(options and options.clamp_gold),
         pool=options.pool if options else "",
         guide_version=options.guide_version if options else None,
+        ordinal_as_interval=bool(options and options.ordinal_as_interval),
         n_boot=int(getattr(settings, "CONCORD_QC_BOOTSTRAP", 1000)),
         n_boot_over_time=int(getattr(settings, "CONCORD_QC_BOOTSTRAP_OVER_TIME", 100)),
     )

@@ -77,6 +77,10 @@ class ReportOptions(models.Model):
     # labels made under this guide version number; empty / null: all.
     pool = models.CharField(max_length=16, blank=True, default="")
     guide_version = models.PositiveIntegerField(null=True, blank=True)
+    # Ordinal studies only: score the levels as numbers (their stated values when every value is
+    # a number, else 0..k-1 in scale order) so the additive severity model applies. Off by
+    # default: equal steps between levels is an assumption only the lead can make.
+    ordinal_as_interval = models.BooleanField(default=False)
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:

@@ -132,6 +132,7 @@ def report_options(study) -> dict:
     return {
         "unanimous_view": bool(options and options.unanimous_view),
         "clamp_gold": bool(options and options.clamp_gold),
+        "ordinal_as_interval": bool(options and options.ordinal_as_interval),
         "pool": options.pool if options else "",
         "guide_version": options.guide_version if options else None,
     }
@@ -160,9 +161,32 @@ def dashboard(study) -> dict:
         "chart_notes": charts.empty_notes(summary) if summary else {},
         "unanimous_view": options["unanimous_view"],
         "clamp_gold": options["clamp_gold"],
+        "ordinal_as_interval": options["ordinal_as_interval"],
         "cut": options,
         "pools": Enrolment.Pool.choices,
         "guide_numbers": list(
             study.guide_versions.order_by("number").values_list("number", flat=True)
         ),
     }
+
+
+def adjudications_by_unit(study) -> dict:
+    """Unit token -> the latest adjudication of that unit (decision, reference label, who, when
+    in ISO 8601): what the aggregated export's adjudication columns say."""
+    from qc.models import Adjudication
+
+    latest: dict = {}
+    rows = (
+        Adjudication.objects.filter(study=study)
+        .order_by("unit_id", "-created_at", "-id")
+        .values_list("unit__token", "decision", "reference", "adjudicator__username", "created_at")
+    )
+    for token, decision, reference, by, at in rows:
+        if token not in latest:
+            latest[token] = {
+                "decision": decision,
+                "reference": reference,
+                "by": by or "",
+                "at": at.isoformat(),
+            }
+    return latest

@@ -261,11 +261,21 @@ def set_unanimous_view(study: Study, on: bool) -> None:
     ReportOptions.objects.update_or_create(study=study, defaults={"unanimous_view": bool(on)})
 
 
-def set_report_options(study: Study, *, unanimous_view: bool, clamp_gold: bool) -> None:
-    """The lead's report settings; they enter the settings hash, so the page shows their report."""
+def set_report_options(
+    study: Study, *, unanimous_view: bool, clamp_gold: bool, ordinal_as_interval: bool = False
+) -> None:
+    """The lead's report settings; they enter the settings hash, so the page shows their report.
+
+    `ordinal_as_interval` (ordinal studies only; ignored otherwise) scores the levels as numbers
+    so the severity section applies: the lead's choice, said so on the page."""
+    ordinal = study.task_kind == Study.TaskKind.ORDINAL
     ReportOptions.objects.update_or_create(
         study=study,
-        defaults={"unanimous_view": bool(unanimous_view), "clamp_gold": bool(clamp_gold)},
+        defaults={
+            "unanimous_view": bool(unanimous_view),
+            "clamp_gold": bool(clamp_gold),
+            "ordinal_as_interval": bool(ordinal_as_interval) and ordinal,
+        },
     )
 
 

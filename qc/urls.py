@@ -12,6 +12,11 @@ urlpatterns = [
     path("studies/<str:token>/dashboard/options/", views.options, name="study-report-options"),
     path("studies/<str:token>/report.json", views.report_json, name="study-report-json"),
     path("studies/<str:token>/report/<slug:table>.csv", views.report_csv, name="study-report-csv"),
+    path(
+        "studies/<str:token>/report/aggregated-labels.jsonl",
+        views.aggregated_jsonl,
+        name="study-aggregated-jsonl",
+    ),
     path("studies/<str:token>/raters/", raters.study_raters, name="study-raters"),
     path("studies/<str:token>/raters/<int:annotator_id>/", raters.rater_page, name="rater-page"),
     path(

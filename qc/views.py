@@ -62,6 +62,7 @@ def options(request, token: str):
         study,
         unanimous_view=request.POST.get("unanimous_view") == "on",
         clamp_gold=request.POST.get("clamp_gold") == "on",
+        ordinal_as_interval=request.POST.get("ordinal_as_interval") == "on",
     )
     version = request.POST.get("guide_version", "")
     try:
@@ -110,10 +111,31 @@ def report_csv(request, token: str, table: str):
     report = selectors.latest_report(study)
     if report is None:
         raise Http404("no report yet")
-    items = None
+    items = adjudications = None
     if exports.needs_items(table):
         found = selectors.latest_items(study, report.fingerprint)
         items = found.payload if found else {}
-    lines = csvsafe.lines(exports.rows(table, report.payload, items))
+        adjudications = selectors.adjudications_by_unit(study)
+    lines = csvsafe.lines(exports.rows(table, report.payload, items, adjudications))
     response = StreamingHttpResponse(lines, content_type="text/csv")
     return _attachment(response, f"concord-{study.token}-{table}.csv")
+
+
+@login_required
+@require_GET
+def aggregated_jsonl(request, token: str):
+    """The aggregated labels (the soft-labels table) as JSON Lines, one item a line."""
+    from annotation.exports.writers import jsonl_text
+
+    study = lead_study_or_404(request.user, token)
+    report = selectors.latest_report(study)
+    if report is None:
+        raise Http404("no report yet")
+    found = selectors.latest_items(study, report.fingerprint)
+    records = exports.aggregated_records(
+        report.payload, found.payload if found else {}, selectors.adjudications_by_unit(study)
+    )
+    response = StreamingHttpResponse(
+        jsonl_text(records), content_type="application/x-ndjson; charset=utf-8"
+    )
+    return _attachment(response, f"concord-{study.token}-aggregated-labels.jsonl")

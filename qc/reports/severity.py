@@ -15,7 +15,7 @@ from annotation.diagnostics import balance_of
 from annotation.models import Study
 from qc.loaders import ReportConfig, Snapshot
 from qc.reports.common import num
-from qc.reports.labels import task_labels
+from qc.reports.labels import Labels, task_labels
 
 SCALAR_KINDS = (Study.TaskKind.LIKERT, Study.TaskKind.CONTINUOUS, Study.TaskKind.SPA)
 MAX_PAIRS = 10
@@ -28,6 +28,44 @@ DEFINITION = (
     "item's mean with every rating's rater offset removed; it answers 'what would the system "
     "score if every item had been rated by the average rater'."
 )
+
+
+ORDINAL_OFF = (
+    "No severity offsets: this is an ordinal scale, and the additive model needs scores. A lead "
+    "can choose to treat the levels as equally spaced numbers in the report settings."
+)
+
+
+def ordinal_scores(categories: tuple) -> tuple[dict, str]:
+    """Each ordinal level's score and how it was chosen: the levels' stated values when every one
+    is a number, else 0..k-1 in scale order."""
+    try:
+        values = [float(c) for c in categories]
+        how = "their stated values"
+    except (TypeError, ValueError):
+        values = [float(k) for k in range(len(categories))]
+        how = f"0 to {len(categories) - 1} in scale order"
+    return dict(zip(categories, values, strict=True)), how
+
+
+def _ordinal_as_scores(t: Labels, config: ReportConfig) -> tuple[Labels, str]:
+    """The ordinal labels scored as numbers, and the page's sentence saying so."""
+    scores, how = ordinal_scores(config.categories)
+    known = np.isin(t.labels, list(scores))
+    lookup = np.vectorize(scores.__getitem__, otypes=[float])
+    labels = lookup(t.labels[known]) if known.any() else np.zeros(0)
+    scored = Labels(
+        t.items[known], t.raters[known], labels, t.label_ids[known], None, "interval", t.what
+    )
+    levels = ", ".join(
+        f"{text} = {scores[value]:g}" for value, text in config.category_texts if value in scores
+    )
+    note = (
+        f"This ordinal scale is treated as interval ({levels}; scored by {how}): the lead's "
+        "choice in the report settings. Offsets and means below assume equal steps between "
+        "levels; the agreement and aggregation sections still treat the scale as ordinal."
+    )
+    return scored, note
 
 
 def _systems_of_rows(snap: Snapshot, config: ReportConfig, t) -> np.ndarray:
@@ -101,12 +139,20 @@ def _components(fit, who: dict) -> list[dict]:
 
 
 def severity_section(snap: Snapshot, config: ReportConfig) -> dict:
-    if config.task_kind not in SCALAR_KINDS:
+    ordinal = config.task_kind == Study.TaskKind.ORDINAL
+    if ordinal and not config.ordinal_as_interval:
+        return {"applies": False, "ordinal": True, "reason": ORDINAL_OFF}
+    if config.task_kind not in SCALAR_KINDS and not ordinal:
         return {"applies": False, "reason": "severity offsets need a scored task (Likert, 0-100)"}
     t = task_labels(snap, config)
+    interval_note = ""
+    if ordinal and t is not None:
+        t, interval_note = _ordinal_as_scores(t, config)
     if t is None or t.labels.size == 0:
-        return {"applies": True, "reason": "no scored labels yet"}
-    unit = "points" if config.task_kind != Study.TaskKind.CONTINUOUS else "points (0-100)"
+        return {"applies": True, "reason": "no scored labels yet", "interval_note": interval_note}
+    unit = {Study.TaskKind.CONTINUOUS: "points (0-100)", Study.TaskKind.ORDINAL: "levels"}.get(
+        config.task_kind, "points"
+    )
     items, raters, scores = t.items, t.raters, t.labels.astype(float)
     systems = _systems_of_rows(snap, config, t)
     names = dict(config.systems)
@@ -115,6 +161,7 @@ def severity_section(snap: Snapshot, config: ReportConfig) -> dict:
     fit = severity.rater_offsets(items, raters, scores)
     payload: dict = {
         "applies": True,
+        "interval_note": interval_note,
         "items_are": t.what,
         "unit": unit,
         "n_labels": int(fit.n),
@@ -157,7 +204,7 @@ def severity_section(snap: Snapshot, config: ReportConfig) -> dict:
                 "ci_high": hi,
                 "n": int(fit.n_per_rater[j]),
                 "excludes_zero": bool(lo is not None and hi is not None and (lo > 0 or hi < 0)),
-                "reading": _offset_reading(off, lo, hi, "points"),
+                "reading": _offset_reading(off, lo, hi, "levels" if ordinal else "points"),
             }
         )
     rows.sort(key=lambda r: (r["offset"] is None, r["offset"] or 0.0))

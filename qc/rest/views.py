@@ -129,11 +129,12 @@ class Table(LeadStudyMixin, APIView):
         report = selectors.latest_report(self.study)
         if report is None:
             raise Http404("No report yet.")
-        items = None
+        items = adjudications = None
         if exports.needs_items(table):
             found = selectors.latest_items(self.study, report.fingerprint)
             items = found.payload if found else {}
-        rows = exports.rows(table, report.payload, items)
+            adjudications = selectors.adjudications_by_unit(self.study)
+        rows = exports.rows(table, report.payload, items, adjudications)
         columns = next(rows)
         return Response(
             {

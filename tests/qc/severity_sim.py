@@ -46,3 +46,47 @@ def scored_study(confounded: bool, n_prompts=40, seed=7, noise=4.0):
             rows.append({"unit": unit, "annotator": person, "score": float(np.clip(y, 0, 100))})
     add_labels(study, rows)
     return study, strict
+
+
+ORDINAL_LEVELS = ("poor", "fair", "good", "very_good", "excellent")
+ORDINAL_STRICT = -1.5  # the planted strict rater, in levels
+
+
+def ordinal_study(n_prompts=40, seed=11, noise=0.35):
+    """An ordinal study (five levels, scored 0..4 when treated as interval) of systems alpha and
+    beta in the confounded design of `scored_study`: beta's items rated mostly by the strict
+    rater, who sits ORDINAL_STRICT levels below the others before rounding to a level."""
+    rng = np.random.default_rng(seed)
+    scheme = {
+        "labels": [
+            {"value": v, "text": v.replace("_", " ").capitalize(), "key": str(k + 1)}
+            for k, v in enumerate(ORDINAL_LEVELS)
+        ]
+    }
+    study = make_study(
+        Study.TaskKind.ORDINAL,
+        n_prompts=n_prompts,
+        systems=("alpha", "beta"),
+        overlap=3,
+        label_scheme=scheme,
+    )
+    people = annotators(4, prefix=f"s{study.pk}o")
+    strict = annotators(1, prefix=f"s{study.pk}ostrict")[0]
+    offsets = {p.pk: 0.0 for p in people} | {strict.pk: ORDINAL_STRICT}
+    rows = []
+    units = Unit.objects.filter(study=study).prefetch_related("outputs__system")
+    for unit in units.order_by("id"):
+        system = unit.outputs.all()[0].system.name
+        quality = 2.5 + rng.normal(0, 0.6)
+        if system == "beta":
+            who = [strict] + ([people[int(rng.integers(4))]] if rng.random() < 0.5 else [])
+        else:
+            who = [people[k] for k in rng.choice(4, size=3, replace=False)]
+            if rng.random() < 0.2:
+                who[0] = strict
+        for person in who:
+            y = quality + offsets[person.pk] + rng.normal(0, noise)
+            level = int(np.clip(np.rint(y), 0, len(ORDINAL_LEVELS) - 1))
+            rows.append({"unit": unit, "annotator": person, "choice": ORDINAL_LEVELS[level]})
+    add_labels(study, rows)
+    return study, strict
