@@ -9,18 +9,30 @@ checks the invariants afterwards.
 
     .venv/bin/python bench/loop.py [--sizes 10000,1000000] [--seconds 20]
         [--database postgres://postgres@127.0.0.1:5432/concord_bench] [--api lean,v1]
+        [--floor ../shared/floor] [--rounds 2] [--count-labels 300]
 
 Studies are bulk-loaded once into the benchmark database and reset between scenarios.
+
+Beside each run: CPU per label of the gunicorn workers and of the PostgreSQL backends serving the
+run's database (not the whole server: the machine is shared), the cores both keep busy, and the
+transactions per label PostgreSQL counted for that database (pg_stat_database). A counting run
+(one annotator, `--count-labels` labels, through bench/counting_wsgi.py) adds the statements,
+transactions and Redis commands per label counted at the drivers.
+
+With `--floor DIR` the floor (DIR/floor_app.py: the same loop as two prepared statements in a bare
+Django, see DIR/README.md) runs in the same minutes, scenario by scenario, under the same gunicorn
+shape and client, in its own database (`--floor-database`, loaded from DIR/floor_schema.sql when
+empty), and the table gains Concord's ratio to it.
 """
 
 import argparse
 import http.client
+import itertools
 import json
 import os
 import random
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -56,6 +68,19 @@ def parse_args():
         default="lean,v1",
         help="which loops to run, comma separated: lean (/api/work/) and/or v1 (/api/v1/work/)",
     )
+    p.add_argument(
+        "--floor",
+        default="",
+        help="folder of the floor (floor_app.py): run it beside each scenario and print ratios",
+    )
+    p.add_argument("--floor-database", default="postgres://postgres@127.0.0.1:5432/floor")
+    p.add_argument("--rounds", type=int, default=1, help="repeat the scenarios this many times")
+    p.add_argument(
+        "--count-labels",
+        type=int,
+        default=300,
+        help="labels of the counting run (statements, transactions, Redis per label); 0: none",
+    )
     return p.parse_args()
 
 
@@ -90,7 +115,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_gunicorn(args, port: int, queue: str) -> subprocess.Popen:
+def start_gunicorn(
+    args, port: int, queue: str, app: str = "concord.wsgi", workers=None, threads=None
+) -> subprocess.Popen:
     env = dict(
         os.environ,
         DATABASE_URL=args.database,
@@ -104,16 +131,20 @@ def start_gunicorn(args, port: int, queue: str) -> subprocess.Popen:
         # The REST loop's write throttle stays on (its cost is measured) but never refuses here.
         CONCORD_API_WRITE_RATE="1000000/min",
     )
+    return _gunicorn(app, port, ROOT, env, workers or args.workers, threads or args.threads)
+
+
+def _gunicorn(app: str, port: int, cwd, env: dict, workers: int, threads: int):
     proc = subprocess.Popen(
         [
             str(ROOT / ".venv/bin/gunicorn"),
-            "concord.wsgi",
+            app,
             "-k",
             "gthread",
             "--workers",
-            str(args.workers),
+            str(workers),
             "--threads",
-            str(args.threads),
+            str(threads),
             "--bind",
             f"127.0.0.1:{port}",
             "--backlog",
@@ -122,19 +153,39 @@ def start_gunicorn(args, port: int, queue: str) -> subprocess.Popen:
             "30",
             "--log-level",
             "warning",
+            "--no-control-socket",
+            "--timeout",
+            "120",
         ],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
     )
-    deadline = time.monotonic() + 30
+    # Up when a worker answers HTTP (any status): on a loaded machine importing Concord takes a
+    # worker many seconds, during which the master already accepts connections.
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return proc
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request("GET", "/healthz", headers={"Host": "127.0.0.1"})
+            conn.getresponse().read()
+            conn.close()
+            return proc
         except OSError:
-            time.sleep(0.2)
+            time.sleep(0.5)
     proc.kill()
     raise RuntimeError("gunicorn did not start")
+
+
+def warm_up(clients) -> None:
+    """Every client on the connection it keeps, until each has stored labels: the server
+    threads open their database connections and prepare their statements. (A cold start of 64
+    connections at once queues for seconds behind gunicorn's gthread accept loop, and workers
+    that are still importing answer late; none of that is measured.)"""
+    deadline = time.monotonic() + 180
+    while True:
+        run_all(clients, time.monotonic() + 5, think=0)
+        if all(c.labels >= 3 for c in clients) or time.monotonic() > deadline:
+            return
 
 
 def rss_mib(pid: int) -> float:
@@ -169,6 +220,72 @@ def cpu_seconds(pids) -> float:
 def postgres_cpu() -> float:
     out = subprocess.run(["pgrep", "-x", "postgres"], capture_output=True, text=True).stdout
     return cpu_seconds(int(p) for p in out.split())
+
+
+def _admin(url: str):
+    import psycopg
+
+    return psycopg.connect(url.rsplit("/", 1)[0] + "/postgres", autocommit=True)
+
+
+def backend_pids(url: str) -> list[int]:
+    """The PostgreSQL backends connected to this database (the web processes' connections)."""
+    with _admin(url) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s"
+            " AND backend_type = 'client backend'",
+            (url.rsplit("/", 1)[1],),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def transactions(url: str) -> int:
+    """Transactions PostgreSQL counted for this database (committed and rolled back).
+
+    Backends publish their counts when idle for a second: call it with the clients at rest."""
+    with _admin(url) as conn:
+        row = conn.execute(
+            "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
+            (url.rsplit("/", 1)[1],),
+        ).fetchone()
+    return row[0]
+
+
+# Time for idle backends to publish their statistics (PostgreSQL flushes them after 1 s idle).
+STATS_SETTLE = 1.5
+
+
+class Measure:
+    """CPU of the web workers and of the database's backends, and its transactions, between
+    `start` and `stop` (the clients at rest at both ends)."""
+
+    def __init__(self, master_pid: int, url: str):
+        self.master, self.url = master_pid, url
+
+    def start(self):
+        time.sleep(STATS_SETTLE)
+        self.pids, self.backends = worker_pids(self.master), backend_pids(self.url)
+        self.xact0 = transactions(self.url)
+        self.cpu0, self.pg0 = cpu_seconds(self.pids), cpu_seconds(self.backends)
+        self.t0 = time.monotonic()
+        return self.t0
+
+    def stop(self, elapsed: float, labels: int) -> dict:
+        cpu1, pg1 = cpu_seconds(self.pids), cpu_seconds(self.backends)
+        time.sleep(STATS_SETTLE)
+        xacts = transactions(self.url) - self.xact0
+        n = max(labels, 1)
+        web, pg = cpu1 - self.cpu0, pg1 - self.pg0
+        return {
+            "web_cpu_ms_per_label": 1000 * web / n,
+            "pg_cpu_ms_per_label": 1000 * pg / n,
+            "cpu_ms_per_label": 1000 * (web + pg) / n,
+            "web_cores": round(web / elapsed, 2),
+            "pg_cores": round(pg / elapsed, 2),
+            "xacts_per_label": xacts / n,
+            "rss_mib_per_worker": round(max(rss_mib(p) for p in self.pids), 1),
+            "rss_mib_total": round(sum(rss_mib(p) for p in self.pids) + rss_mib(self.master), 1),
+        }
 
 
 class Client:
@@ -297,27 +414,23 @@ def run_scenario(args, study, n_clients, think, seconds, api="lean"):
     port = free_port()
     server = start_gunicorn(args, port, queue)
     try:
-        # Warm-up, every client on the connection it keeps: the server threads open their
-        # database connections and prepare their statements. (A cold start of 64 connections
-        # at once queues for seconds behind gunicorn's gthread accept loop; not measured here.)
         clients = [Client(port, study.token, p, think, api) for p in people]
-        run_all(clients, time.monotonic() + 5, think=0)
-        pids = worker_pids(server.pid)
-        cpu0, pg0 = cpu_seconds(pids), postgres_cpu()
-        t0 = time.monotonic()
+        warm_up(clients)
+        measure = Measure(server.pid, args.database)
+        t0 = measure.start()
         run_all(clients, t0 + seconds, think=think)
         elapsed = time.monotonic() - t0
-        cpu1, pg1 = cpu_seconds(pids), postgres_cpu()
-        rss = [rss_mib(p) for p in pids]
+        labels = sum(c.labels for c in clients)
+        measured = measure.stop(elapsed, labels)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(30)
         purge(args.broker, queue)
-    labels = sum(c.labels for c in clients)
     next_ms = [v for c in clients for v in c.next_ms]
     submit_ms = [v for c in clients for v in c.submit_ms]
     errors = [e for c in clients for e in c.errors]
     return {
+        "system": "concord",
         "api": api,
         "units": study.units.count() if False else None,
         "clients": n_clients,
@@ -331,10 +444,199 @@ def run_scenario(args, study, n_clients, think, seconds, api="lean"):
         "errors": len(errors),
         "slow_over_1s": sorted(v for c in clients for v in c.slow)[:8],
         "error_sample": errors[:3],
-        "web_cpu_ms_per_label": 1000 * (cpu1 - cpu0) / max(labels, 1),
-        "pg_cpu_ms_per_label": 1000 * (pg1 - pg0) / max(labels, 1),
-        "rss_mib_per_worker": round(max(rss), 1),
-        "rss_mib_total": round(sum(rss) + rss_mib(server.pid), 1),
+        "load": load(),
+        **measured,
+    }
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+# --- the floor ----------------------------------------------------------------------------------
+
+# Fresh annotator ids for every floor run (its labels stay; ids must not repeat across sessions).
+_floor_ids = itertools.count((int(time.time()) % 1_000_000) * 1000)
+
+
+class FloorClient:
+    """The floor's closed loop, as its floor_loop.py drives it: GET /next2, POST /submit2."""
+
+    def __init__(self, port: int, annotator: int):
+        self.port, self.a = port, annotator
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def request(self, method, path, body=None, headers=None):
+        h = {"Host": "127.0.0.1"}
+        h.update(headers or {})
+        t0 = time.perf_counter()
+        self.conn.request(method, path, body=body, headers=h)
+        response = self.conn.getresponse()
+        data = response.read()
+        return response.status, data, (time.perf_counter() - t0) * 1000
+
+    def reset(self, stop_at):
+        self.stop_at = stop_at
+        self.next_ms, self.submit_ms, self.errors, self.labels, self.slow = [], [], [], 0, []
+
+    def run(self):
+        rng = random.Random(self.a)
+        if self.think:
+            time.sleep(rng.uniform(0, self.think))
+        while time.monotonic() < self.stop_at:
+            try:
+                status, data, ms = self.request("GET", f"/next2?a={self.a}")
+                if status != 200:
+                    self.errors.append(f"next {status}")
+                    continue
+                self.next_ms.append(ms)
+                unit = json.loads(data)["unit"]
+                if unit is None:
+                    self.errors.append("blocked")
+                    break
+                if self.think:
+                    time.sleep(self.think * rng.uniform(0.5, 1.5))
+                body = json.dumps({"unit": unit, "value": rng.randint(0, 4)})
+                status, data, ms = self.request(
+                    "POST",
+                    f"/submit2?a={self.a}",
+                    body=body,
+                    headers={"Content-Type": "application/json"},
+                )
+                if status != 201:
+                    self.errors.append(f"submit {status} {data[:60]!r}")
+                    continue
+                self.submit_ms.append(ms)
+                self.labels += 1
+            except (OSError, http.client.HTTPException) as exc:
+                self.errors.append(repr(exc))
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+
+
+def ensure_floor(args) -> None:
+    """The floor's database, loaded from its schema file once (about a minute)."""
+    import psycopg
+
+    name = args.floor_database.rsplit("/", 1)[1]
+    with _admin(args.floor_database) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    with psycopg.connect(args.floor_database) as conn:
+        loaded = conn.execute("SELECT to_regclass('units') IS NOT NULL").fetchone()[0]
+    if not loaded:
+        print("loading the floor's 1,000,000 units", flush=True)
+        subprocess.run(
+            ["psql", args.floor_database, "-q", "-v", "ON_ERROR_STOP=1", "-f", "floor_schema.sql"],
+            cwd=args.floor,
+            check=True,
+        )
+
+
+def run_floor(args, n_clients: int, think: float, seconds: float) -> dict:
+    import psycopg
+
+    with psycopg.connect(args.floor_database, autocommit=True) as conn:
+        for table in ("units", "labels", "leases"):
+            conn.execute(f"VACUUM ANALYZE {table}")
+    db = args.floor_database
+    host_port = db.split("@", 1)[1].split("/", 1)[0]
+    env = dict(
+        os.environ,
+        DJANGO_SETTINGS_MODULE="floor_settings",
+        FLOOR_SSB="1",
+        FLOOR_DB=db.rsplit("/", 1)[1],
+        FLOOR_DB_USER=db.split("://", 1)[1].split("@", 1)[0].split(":", 1)[0],
+    )
+    assert host_port == "127.0.0.1:5432", "the floor's settings use 127.0.0.1:5432"
+    port = free_port()
+    server = _gunicorn("floor_app:application", port, args.floor, env, args.workers, args.threads)
+    try:
+        clients = [FloorClient(port, next(_floor_ids)) for _ in range(n_clients)]
+        warm_up(clients)
+        measure = Measure(server.pid, db)
+        t0 = measure.start()
+        run_all(clients, t0 + seconds, think=think)
+        elapsed = time.monotonic() - t0
+        labels = sum(c.labels for c in clients)
+        measured = measure.stop(elapsed, labels)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+    next_ms = [v for c in clients for v in c.next_ms]
+    submit_ms = [v for c in clients for v in c.submit_ms]
+    errors = [e for c in clients for e in c.errors]
+    return {
+        "system": "floor",
+        "api": "floor",
+        "units": 1_000_000,
+        "clients": n_clients,
+        "think_s": think,
+        "labels": labels,
+        "labels_per_s": labels / elapsed,
+        "next_p50": pct(next_ms, 0.5),
+        "next_p99": pct(next_ms, 0.99),
+        "submit_p50": pct(submit_ms, 0.5),
+        "submit_p99": pct(submit_ms, 0.99),
+        "errors": len(errors),
+        "error_sample": errors[:3],
+        "load": load(),
+        **measured,
+    }
+
+
+# --- the counting run ----------------------------------------------------------------------------
+
+
+def count_run(args, study, n_labels: int, api: str = "lean") -> dict:
+    """Statements, transactions and Redis commands per label on the common path (next + submit),
+    counted at the drivers in the server (bench/counting_wsgi.py) for one annotator."""
+    from django.db import connections
+
+    from bench.loop_data import annotators, reset
+
+    reset(study)
+    person = annotators(study, 1)[0]
+    connections.close_all()
+    queue = f"bench-{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    server = start_gunicorn(args, port, queue, app="bench.counting_wsgi", workers=1, threads=1)
+    client = Client(port, study.token, person, 0.0, api)
+
+    def counts():
+        status, data, _ = client.request(client.conn, "GET", "/__bench/counts")
+        assert status == 200, status
+        return json.loads(data)
+
+    try:
+        client.reset(time.monotonic() + 3600)
+        base = f"/api/v1/work/{study.token}" if api == "v1" else f"/api/work/{study.token}"
+
+        def one_label():
+            status, data, _ = client.next_task(client.conn, base)
+            task = json.loads(data)
+            assert status == 200 and task["token"], (status, data[:200])
+            status, data, _ = client.submit(client.conn, base, task["token"])
+            assert status == 200 and json.loads(data)["status"] == "stored", (status, data[:200])
+
+        for _ in range(20):  # warm-up: connection, session cache, prepared statements
+            one_label()
+        counts()
+        for _ in range(n_labels):
+            one_label()
+        got = counts()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(30)
+        purge(args.broker, queue)
+    return {
+        "api": api,
+        "labels": n_labels,
+        "requests_per_label": got["requests"] / n_labels,
+        "statements_per_label": got["statements"] / n_labels,
+        "transactions_per_label": got["transactions"] / n_labels,
+        "redis_commands_per_label": got["redis_commands"] / n_labels,
+        "statements": {k: round(v / n_labels, 2) for k, v in got["seen"].items()},
     }
 
 
@@ -426,36 +728,65 @@ def main():
     setup_django(args)
     from bench.loop_data import bench_study
 
+    if args.floor:
+        ensure_floor(args)
     sizes = [int(s) for s in args.sizes.split(",")]
     largest = max(sizes)
-    report = []
+    report, counted = [], []
+    print(f"load {load()}", flush=True)
     for size in sizes:
         study = bench_study(size)
         spec = args.scenarios if size == largest else args.small_scenarios
-        for item in spec.split(","):
-            clients, think = item.split(":")
-            seconds = args.seconds if float(think) == 0 else max(args.seconds, 30)
+        for round_ in range(1, args.rounds + 1):
+            for item in spec.split(","):
+                clients, think = item.split(":")
+                seconds = args.seconds if float(think) == 0 else max(args.seconds, 30)
+                floor = None
+                if args.floor and size == largest:
+                    floor = run_floor(args, int(clients), float(think), seconds)
+                    floor["round"] = round_
+                    report.append(floor)
+                    print(json.dumps(floor), flush=True)
+                for api in args.api.split(","):
+                    result = run_scenario(args, study, int(clients), float(think), seconds, api)
+                    result["units"] = size
+                    result["round"] = round_
+                    if floor is not None:
+                        result["floor_ratio"] = result["labels_per_s"] / floor["labels_per_s"]
+                    result.update(check_invariants(study))
+                    report.append(result)
+                    print(json.dumps(result), flush=True)
+        if size == largest and args.count_labels:
             for api in args.api.split(","):
-                result = run_scenario(args, study, int(clients), float(think), seconds, api)
-                result["units"] = size
+                result = count_run(args, study, args.count_labels, api)
                 result.update(check_invariants(study))
-                report.append(result)
+                counted.append(result)
                 print(json.dumps(result), flush=True)
         print(f"\nEXPLAIN ANALYZE of the pick, study of {size:,} units:\n{explain_pick(study)}\n")
     print(
-        "\napi   units      clients think  labels/s  next p50/p99 ms  submit p50/p99 ms  errors  "
-        "web+pg CPU ms/label  RSS MiB/worker"
+        "\nround api   units      clients think  labels/s  x floor  next p50/p99 ms"
+        "  submit p50/p99 ms  errors  CPU ms/label web+pg  cores web+pg  xact/label  load"
     )
     for r in report:
+        ratio = f"{r['floor_ratio']:.2f}" if "floor_ratio" in r else ""
         print(
-            f"{r['api']:<5} {r['units']:>9,} {r['clients']:>7} {r['think_s']:>5g}"
-            f" {r['labels_per_s']:>9.0f}"
+            f"{r['round']:>5} {r['api']:<5} {r['units']:>9,} {r['clients']:>7} {r['think_s']:>5g}"
+            f" {r['labels_per_s']:>9.0f}  {ratio:>7}"
             f"  {r['next_p50']:>6.1f}/{r['next_p99']:<7.1f}  {r['submit_p50']:>7.1f}/"
             f"{r['submit_p99']:<8.1f} {r['errors']:>6}  "
-            f"{r['web_cpu_ms_per_label']:>5.1f}+{r['pg_cpu_ms_per_label']:<5.1f}"
-            f"        {r['rss_mib_per_worker']:>6}"
+            f"{r['web_cpu_ms_per_label']:>5.2f}+{r['pg_cpu_ms_per_label']:<5.2f}"
+            f"          {r['web_cores']:>4.2f}+{r['pg_cores']:<4.2f}"
+            f"  {r['xacts_per_label']:>8.2f}  {r['load']}"
         )
-    _ = statistics  # (kept for ad-hoc use)
+    if counted:
+        print("\ncounted on one annotator (next + submit), per label:")
+        print("api   labels  requests  statements  transactions  redis commands")
+        for r in counted:
+            print(
+                f"{r['api']:<5} {r['labels']:>6} {r['requests_per_label']:>9.2f}"
+                f" {r['statements_per_label']:>11.2f} {r['transactions_per_label']:>13.2f}"
+                f" {r['redis_commands_per_label']:>15.2f}"
+            )
 
 
 if __name__ == "__main__":
