@@ -16,13 +16,15 @@ import hashlib
 import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
+from datetime import time as dtime
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import connection, transaction
-from django.db.models import Count, Max, Q, Value
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Q, Value
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import (
@@ -222,6 +224,43 @@ def _stream(queryset, dtype: np.dtype) -> np.ndarray:
     return np.fromiter(queryset.iterator(chunk_size=CHUNK), dtype=dtype)
 
 
+def stream_raw(queryset, dtype: np.dtype) -> np.ndarray:
+    """Like `_stream`, but rows come straight from the database cursor (server-side on
+    PostgreSQL): no Django converters per row, so only for plain numbers, booleans and strings
+    (a converter per row cost more than the query on 1M labels)."""
+    sql, params = queryset.query.sql_with_params()
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, params)
+
+        def rows():
+            while batch := cursor.fetchmany(CHUNK):
+                yield from batch
+
+        return np.fromiter(rows(), dtype=dtype)
+
+
+def epoch_seconds():
+    """A label's created_at as seconds since the epoch, computed by the database (no datetime
+    objects per row)."""
+    if connection.vendor == "postgresql":
+        return RawSQL("EXTRACT(EPOCH FROM annotation_label.created_at)::float8", [])
+    return RawSQL("CAST(strftime('%%s', annotation_label.created_at) AS REAL)", [])
+
+
+def local_days(seconds: np.ndarray) -> tuple[np.ndarray, list]:
+    """(day index of each time, the days) in the current time zone, as TruncDate reads them:
+    each time is placed between local midnights (computed once per day, DST-aware)."""
+    if seconds.size == 0:
+        return np.zeros(0, dtype=np.int64), []
+    tz = timezone.get_current_timezone()
+    first = datetime.fromtimestamp(float(seconds.min()), tz).date()
+    last = datetime.fromtimestamp(float(seconds.max()), tz).date()
+    days = [first + timedelta(days=d) for d in range((last - first).days + 1)]
+    starts = np.array([datetime.combine(d, dtime(), tzinfo=tz).timestamp() for d in days])
+    index = np.searchsorted(starts, seconds, side="right") - 1
+    return np.clip(index, 0, len(days) - 1), days
+
+
 @contextmanager
 def _consistent_read():
     """A read-only transaction whose queries all see one snapshot (REPEATABLE READ on PostgreSQL;
@@ -297,7 +336,7 @@ def gold_value(task_kind: str, value, system_names: dict):
 def _unit_external_ids(study: Study, unit_ids: np.ndarray, names: dict) -> tuple:
     """Per unit (aligned with unit_ids): the prompt's external id, the systems shown (canonical
     order) and the output as "prompt:system" (outputs have no external id of their own)."""
-    rows = _stream(
+    rows = stream_raw(
         UnitOutput.objects.filter(unit__study_id=study.id, unit__role__in=COUNTED_ROLES)
         .order_by("unit_id", "position")
         .values_list("unit_id", "output__system_id", "output__prompt__external_id"),
@@ -329,21 +368,25 @@ def _unit_external_ids(study: Study, unit_ids: np.ndarray, names: dict) -> tuple
     return prompt, systems, output
 
 
-def _days(day: np.ndarray, label_id: np.ndarray, annotator: np.ndarray) -> list:
-    """[(iso day, labels, last label id, annotators)] of the counted labels, by day."""
-    if day.size == 0:
+def _days(seconds: np.ndarray, label_id: np.ndarray, annotator: np.ndarray) -> list:
+    """[(iso day, labels, last label id, annotators)] of the counted labels, by local day.
+
+    Integer keys throughout (day index, annotator code): no object or row-wise unique."""
+    if seconds.size == 0:
         return []
-    days, idx = np.unique(day, return_inverse=True)
+    day_index, calendar = local_days(seconds)
+    present, idx = np.unique(day_index, return_inverse=True)
     idx = idx.reshape(-1)
-    n = np.bincount(idx, minlength=days.size)
-    last = np.zeros(days.size, dtype=np.int64)
+    n = np.bincount(idx, minlength=present.size)
+    last = np.zeros(present.size, dtype=np.int64)
     np.maximum.at(last, idx, label_id)
-    pairs = np.unique(np.stack([idx, annotator], axis=1), axis=0)
-    people = np.bincount(pairs[:, 0], minlength=days.size)
+    people_ids, person = np.unique(annotator, return_inverse=True)
+    pairs = np.unique(idx.astype(np.int64) * people_ids.size + person.reshape(-1))
+    people = np.bincount(pairs // people_ids.size, minlength=present.size)
     return [
-        (d.isoformat(), int(c), int(lst), int(a))
+        (calendar[d].isoformat(), int(c), int(lst), int(a))
         for d, c, lst, a in zip(
-            days.tolist(), n.tolist(), last.tolist(), people.tolist(), strict=True
+            present.tolist(), n.tolist(), last.tolist(), people.tolist(), strict=True
         )
     ]
 
@@ -351,7 +394,7 @@ def _days(day: np.ndarray, label_id: np.ndarray, annotator: np.ndarray) -> list:
 def _load(study: Study) -> Snapshot:
     label_count, newest = label_counts(study.id)
     counted = Label.objects.filter(_cut(study), study_id=study.id, purpose__in=COUNTED_PURPOSES)
-    labels = _stream(
+    labels = stream_raw(
         counted.order_by("id").values_list(
             "id",
             "unit_id",
@@ -359,8 +402,8 @@ def _load(study: Study) -> Snapshot:
             "choice",
             Coalesce("score", Value(-1.0)),
             Coalesce("winner_id", Value(0)),
-            "purpose",
-            TruncDate("created_at"),
+            ExpressionWrapper(Q(purpose=Assignment.Purpose.GOLD), output_field=BooleanField()),
+            epoch_seconds(),
         ),
         np.dtype(
             [
@@ -370,8 +413,8 @@ def _load(study: Study) -> Snapshot:
                 ("choice", "O"),
                 ("score", "f8"),
                 ("winner", "i8"),
-                ("purpose", "O"),
-                ("day", "O"),
+                ("gold", "?"),
+                ("created", "f8"),
             ]
         ),
     )
@@ -380,7 +423,7 @@ def _load(study: Study) -> Snapshot:
     labels = labels[keep]
     score = labels["score"].copy()
     score[score < 0] = np.nan  # scores live in [0, 100]; -1 stood for "none"
-    units = _stream(
+    units = stream_raw(
         Unit.objects.filter(study_id=study.id, role__in=COUNTED_ROLES)
         .order_by("id")
         .values_list("id", "overlap", "token", "role"),
@@ -405,7 +448,7 @@ def _load(study: Study) -> Snapshot:
         .order_by("purpose")
     }
 
-    unit_systems = _stream(
+    unit_systems = stream_raw(
         UnitOutput.objects.filter(unit__study_id=study.id)
         .order_by("unit_id", "output__system_id")
         .values_list("unit_id", "output__system_id")
@@ -498,7 +541,7 @@ def _load(study: Study) -> Snapshot:
         unit_overlap=units["overlap"].copy(),
         unit_tokens=units["token"].copy(),
         leased_units=leased,
-        days=_days(labels["day"], labels["id"], labels["annotator"]),
+        days=_days(labels["created"], labels["id"], labels["annotator"]),
         annotators_total=len(annotator_ids),
         annotators_active_7d=active,
         member_unit=unit_systems["unit"].copy(),
@@ -508,7 +551,7 @@ def _load(study: Study) -> Snapshot:
         unit_prompt=prompt,
         unit_systems=systems,
         unit_output=output,
-        label_gold=labels["purpose"] == Assignment.Purpose.GOLD,
+        label_gold=labels["gold"].copy(),
         gold_units=np.array([u for u, _ in gold_rows], dtype="i8"),
         gold_values=np.array([v for _, v in gold_rows] + [None], dtype=object)[:-1],
         label_purposes=purposes,

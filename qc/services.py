@@ -389,7 +389,9 @@ def _run(study, study_id: int) -> str:
             study_id, snap, print_, report, seconds, settings_hash=config.settings_hash
         )
         _progress(study_id)("rater pages", 97)
-        rater_services.recompute_raters_safely(study, print_, snap, config, report.summary)
+        rater_services.recompute_raters_safely(
+            study, print_, snap, config, report.summary, report.fits
+        )
     except Exception as exc:
         RecomputeState.objects.filter(study_id=study_id).update(
             last_error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now(), stage="failed"

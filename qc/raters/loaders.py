@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db import connection
 from django.db.models import Value
-from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 
 from annotation.models import (
@@ -24,7 +22,7 @@ from annotation.models import (
     Study,
     Unit,
 )
-from qc.loaders import CHUNK, _consistent_read, _stream
+from qc.loaders import _consistent_read, _stream, epoch_seconds, stream_raw
 
 
 @dataclass(frozen=True)
@@ -61,34 +59,13 @@ class RaterData:
     spa: np.ndarray | None = None  # SPA answers: label, annotator, comparison, reverse, p
 
 
-def _epoch():
-    """created_at as seconds since the epoch, computed by the database (no datetime objects)."""
-    if connection.vendor == "postgresql":
-        return RawSQL("EXTRACT(EPOCH FROM annotation_label.created_at)::float8", [])
-    return RawSQL("CAST(strftime('%%s', annotation_label.created_at) AS REAL)", [])
-
-
-def _raw_stream(queryset, dtype: np.dtype) -> np.ndarray:
-    """Like qc.loaders._stream, but rows come straight from the database cursor: no Django
-    converters per row (the columns here are plain numbers and strings)."""
-    sql, params = queryset.query.sql_with_params()
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
-
-        def rows():
-            while batch := cursor.fetchmany(CHUNK):
-                yield from batch
-
-        return np.fromiter(rows(), dtype=dtype)
-
-
 def load_rater_data(study: Study) -> RaterData:
     with _consistent_read():
         return _load(study)
 
 
 def _load(study: Study) -> RaterData:
-    labels = _raw_stream(
+    labels = stream_raw(
         Label.objects.filter(study_id=study.id)
         .order_by("id")
         .values_list(
@@ -102,7 +79,7 @@ def _load(study: Study) -> RaterData:
             Coalesce("score", Value(-1.0)),
             Coalesce("winner_id", Value(0)),
             Coalesce("guide_version_id", Value(0)),
-            _epoch(),
+            epoch_seconds(),
             Coalesce("duration_ms", Value(-1)),
             Coalesce("active_ms", Value(-1)),
             "assignment__position",

@@ -60,7 +60,9 @@ def rater_fingerprint(study_fingerprint: str, study_id: int) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def recompute_raters(study: Study, study_fingerprint: str, snap=None, config=None, summary=None):
+def recompute_raters(
+    study: Study, study_fingerprint: str, snap=None, config=None, summary=None, fits=None
+):
     """Compute and store the rater reports for the study's current snapshot; safe to run twice.
 
     Called by the worker right after the study report (with its snapshot and summary), or on
@@ -81,7 +83,8 @@ def recompute_raters(study: Study, study_fingerprint: str, snap=None, config=Non
         )
         summary = stored.payload if stored else {}
     data = load_rater_data(study)
-    ds = dawid_skene_fit(snap, config)
+    # the study report's own Dawid-Skene fit of the same labels, when it made one (unclamped)
+    ds = (fits or {}).get("dawid_skene") or dawid_skene_fit(snap, config)
     reports = build_rater_reports(data, snap, config, summary, ds)
     study_summary = dict(reports.summary)
     study_summary["audits"] = audit_section(study)

@@ -96,9 +96,14 @@ def _class_counts(labels: np.ndarray, classes: np.ndarray, texts=()) -> list[dic
     ]
 
 
-def aggregation_section(t: Labels, snap: Snapshot, config: ReportConfig) -> tuple[dict, dict]:
+def aggregation_section(
+    t: Labels, snap: Snapshot, config: ReportConfig, fits: dict | None = None
+) -> tuple[dict, dict]:
     """(summary for the page, per-item columns for downloads). Classes are shown by their label
-    ("3", not "3.0"); `class_values` and the per-item columns keep the raw values."""
+    ("3", not "3.0"); `class_values` and the per-item columns keep the raw values.
+
+    `fits`, if given, receives the unclamped Dawid-Skene fit as "dawid_skene": (t, fit), the
+    rater pages' own fit, so the worker does not fit the same labels twice."""
     it, ra, la = t.items, t.raters, t.labels
     soft = lm.soft_labels(it, ra, la)
     classes = soft.classes
@@ -109,6 +114,8 @@ def aggregation_section(t: Labels, snap: Snapshot, config: ReportConfig) -> tupl
         clamp = (soft.items[has_gold], np.array(gold[has_gold].tolist(), dtype=classes.dtype))
     mv = lm.majority_vote(it, ra, la, tie_break="random", seed=config.seed)
     ds = lm.dawid_skene(it, ra, la, clamp=clamp)
+    if fits is not None and clamp is None:
+        fits["dawid_skene"] = (t, ds)
     if not (np.array_equal(mv.items, soft.items) and np.array_equal(ds.items, soft.items)):
         raise ValueError("label models returned different item sets")
     mv_labels = mv.item_labels.copy()

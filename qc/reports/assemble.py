@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from annotation.models import Study
 from qc.loaders import ReportConfig, Snapshot
@@ -44,6 +44,8 @@ Progress = Callable[[str, int], None]
 class Report:
     summary: dict  # what the dashboard shows (small)
     items: dict  # per-item tables for download (aggregated and soft labels)
+    # fits the rater pages reuse in the same run (not stored): "dawid_skene" -> (labels, fit)
+    fits: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def _section(name: str, fn, *args):
@@ -68,6 +70,7 @@ def build_report(snap: Snapshot, config: ReportConfig, progress: Progress | None
         },
     }
     items: dict = {}
+    fits: dict = {}
     step("progress", 5)
     summary["progress"] = _section("progress", progress_section, snap)
     summary["design"] = _section("design", design_section, snap, config)
@@ -84,7 +87,7 @@ def build_report(snap: Snapshot, config: ReportConfig, progress: Progress | None
         summary["agreement_over_time"] = _section("over time", agreement_over_time, t, snap, config)
         if config.task_kind in KINDS_WITH_CATEGORIES:
             step("aggregation", 60)
-            both = _section("aggregation", aggregation_section, t, snap, config)
+            both = _section("aggregation", aggregation_section, t, snap, config, fits)
             if isinstance(both, tuple):
                 summary["aggregation"], items = both
             else:
@@ -96,4 +99,4 @@ def build_report(snap: Snapshot, config: ReportConfig, progress: Progress | None
         step("bradley-terry", 80)
         summary["pairwise"] = _section("pairwise", pairwise_section, snap, config)
     step("done", 90)
-    return Report(summary=clean(summary), items=clean(items))
+    return Report(summary=clean(summary), items=clean(items), fits=fits)

@@ -25,11 +25,16 @@ def annotator_system_counts(snap: Snapshot) -> dict:
     # position of each (label, system) pair within m_unit: start of its label plus a running offset
     offset = np.arange(label_of.size) - np.repeat(np.cumsum(per_label) - per_label, per_label)
     systems = m_system[start[label_of] + offset]
-    pairs = np.stack([snap.annotator[label_of], systems], axis=1)
-    if pairs.size == 0:
+    if systems.size == 0:
         return {}
-    uniq, n = np.unique(pairs, axis=0, return_counts=True)
-    return {(int(a), int(s)): int(c) for (a, s), c in zip(uniq.tolist(), n.tolist(), strict=True)}
+    # one integer key per (annotator, system): a bincount, not a row-wise unique over 1M pairs
+    raters, r_code = np.unique(snap.annotator[label_of], return_inverse=True)
+    kinds, s_code = np.unique(systems, return_inverse=True)
+    n = np.bincount(r_code.reshape(-1) * kinds.size + s_code.reshape(-1))
+    return {
+        (int(raters[k // kinds.size]), int(kinds[k % kinds.size])): int(n[k])
+        for k in np.flatnonzero(n).tolist()
+    }
 
 
 def design_section(snap: Snapshot, config: ReportConfig) -> dict:
