@@ -324,6 +324,9 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StudyStatusEnum": "annotation.models.study.Status",
         "PurposeEnum": "annotation.models.work.Purpose",
+        "ImportStatusEnum": "annotation.models.imports.ImportStatus",
+        "ImportKindEnum": "annotation.models.imports.ImportKind",
+        "PoolEnum": "annotation.models.study.Pool",
     },
 }
 

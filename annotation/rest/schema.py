@@ -86,9 +86,16 @@ def _fields(ref: str | None, components: dict) -> list[dict]:
 
 
 def _body_ref(operation: dict) -> str | None:
+    return _body(operation)[1]
+
+
+def _body(operation: dict) -> tuple[str, str | None]:
+    """The request body's media type and schema reference: JSON, or a multipart upload."""
     content = (operation.get("requestBody") or {}).get("content", {})
-    schema = (content.get("application/json") or {}).get("schema", {})
-    return schema.get("$ref")
+    for media in ("application/json", "multipart/form-data"):
+        if media in content:
+            return media, content[media].get("schema", {}).get("$ref")
+    return "", None
 
 
 def sections(schema: dict) -> list[dict]:
@@ -128,6 +135,7 @@ def sections(schema: dict) -> list[dict]:
                         for p in op.get("parameters", [])
                     ],
                     "body": _fields(_body_ref(op), components),
+                    "body_media": _body(op)[0],
                     "responses": responses,
                 }
             )

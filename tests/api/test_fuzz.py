@@ -1,6 +1,8 @@
 """Schemathesis against the live schema, as an annotator, a lead and staff (bounded examples per
 operation in CI; bench/fuzz.py runs longer): no 5xx, responses that conform to the schema,
-unauthenticated calls refused, schema-violating input rejected.
+unauthenticated calls refused, schema-violating input rejected. The lead's writes (studies,
+status, content, comparisons, guide, gold, people) are fuzzed as lead and staff: their bodies
+change the study as they go (a study may end up closed), which is part of what is fuzzed.
 
 The requests go through Django's WSGI handler in this process, so the fixtures' rows (and the
 test's transaction) are what the API sees. Path parameters naming a study or a workspace are
@@ -41,6 +43,12 @@ CHECKS = [
 ]
 
 
+def lead_write(case) -> bool:
+    """A write to a lead's route: creating a study, and everything under a study."""
+    writes = ("POST", "PUT", "PATCH", "DELETE")
+    return case.method.upper() in writes and case.path.startswith("/api/v1/studies/")
+
+
 @pytest.fixture
 def api_unthrottled(settings):
     settings.CONCORD_API_THROTTLE_RATES = {
@@ -73,6 +81,10 @@ def connection_kept_open():
 @schema.parametrize()
 @settings(suppress_health_check=list(HealthCheck), deadline=None)
 def test_api_conforms_to_its_schema(case, role, world, api_unthrottled, connection_kept_open):
+    if role == "annotator" and lead_write(case):
+        # Every lead route answers an annotator 404 before reading the body (the permission
+        # matrix checks that, changing nothing); fuzzing their bodies as one would only cost time.
+        pytest.skip("lead writes are fuzzed as lead and staff")
     user = {"annotator": world.annotator, "lead": world.lead, "staff": world.staff}[role]
     secret = create_token(user, f"fuzz {role}").secret if not hasattr(user, "_fuzz") else user._fuzz
     user._fuzz = secret

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from annotation.models import Label, Membership
+from annotation.models import Label, Membership, Output, Study
 from annotation.services.api_tokens import create_token
 from qc import services
 from tests.factories import MembershipFactory
@@ -56,7 +56,7 @@ def spa_reported(settings):
 
 
 def test_the_readme_has_its_examples():
-    assert {"spa-table", "export-labels"} <= set(examples())
+    assert {"spa-table", "export-labels", "create-study"} <= set(examples())
 
 
 def test_spa_table_example_prints_each_comparison(live_server, spa_reported, tmp_path):
@@ -73,3 +73,33 @@ def test_export_labels_example_writes_every_label_once(live_server, spa_reported
     expected = list(Label.objects.filter(study=study).order_by("id").values_list("id", flat=True))
     assert [r["id"] for r in rows] == expected and f"{len(expected)} labels" in out
     assert all(len(r["spa_answers"]) == 4 for r in rows)
+
+
+@pytest.fixture
+def sent_to_the_worker():
+    """Tasks go to the broker (the real worker of `worker_process`), not run eagerly."""
+    from concord.celery import app
+
+    old = app.conf.task_always_eager
+    app.conf.task_always_eager = False
+    yield
+    app.conf.task_always_eager = old
+
+
+@pytest.mark.worker
+@pytest.mark.redis
+def test_create_study_example_creates_a_draft_and_imports_its_outputs(
+    live_server, worker_process, sent_to_the_worker, settings, tmp_path
+):
+    settings.CONCORD_IMPORT_DIR = str(tmp_path / "imports")
+    lead = MembershipFactory(role=Membership.Role.LEAD).user
+    token = create_token(lead, "readme").secret
+    out = run("create-study", live_server, token, Study(token="unused"), tmp_path).splitlines()
+    assert out == [
+        "systems: 2 created, 0 unchanged",
+        "prompts: 50 created, 0 unchanged",
+        "outputs: done, 100 created",
+    ]
+    study = Study.objects.get(name="Summaries: helpfulness", created_by=lead)
+    assert study.status == "draft" and study.task_kind == "likert"
+    assert Output.objects.filter(prompt__study=study).count() == 100

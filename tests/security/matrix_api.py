@@ -47,22 +47,16 @@ NOT_SERVED = roles(anonymous=401, rest=405)
 
 ROUTES: dict[str, Route] = {}
 
-# Lead-only reads under a study, served GET only: outsiders get 404 for every method (the study
+# Lead-only reads under a study, served GET only (the routes that also take writes are in
+# tests/security/matrix_api_writes.py): outsiders get 404 for every method (the study
 # is looked up before the method is considered), insiders 405 for the methods not served.
 LEAD_STUDY_LIST = {
     "expect": {"GET": LEAD_READ},
     "others": roles(anonymous=401, lead_here=405, staff=405, rest=404),
 }
 for name in (
-    "api-systems",
-    "api-prompts",
-    "api-outputs",
     "api-units",
-    "api-gold",
-    "api-comparisons",
-    "api-guide-versions",
     "api-rulings",
-    "api-enrolments",
     "api-labels",
     "api-report",
     "api-report-tables",
@@ -84,16 +78,12 @@ ROUTES.update(
             json=True,
         ),
         # Lists scoped to the caller (an empty list for someone with nothing in reach).
-        "api-studies": Route(
-            expect={"GET": SIGNED_IN_READ}, others=NOT_SERVED, kwargs=_none, json=True
-        ),
         "api-workspaces": Route(
             expect={"GET": SIGNED_IN_READ}, others=NOT_SERVED, kwargs=_none, json=True
         ),
         "api-work-studies": Route(
             expect={"GET": SIGNED_IN_READ}, others=NOT_SERVED, kwargs=_none, json=True
         ),
-        "api-study": Route(expect={"GET": LEAD_READ}, others=NOT_SERVED, kwargs=_study, json=True),
         "api-workspace": Route(
             expect={"GET": LEAD_READ}, others=NOT_SERVED, kwargs=_workspace, json=True
         ),
