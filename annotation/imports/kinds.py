@@ -14,12 +14,14 @@ row that differs from it is an error.
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 
 from annotation.models import Comparison, Study, Unit
 from annotation.schemes import choice_values, likert_values
 
 MAX_ID = 200
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_NAME = 200
 
 
@@ -54,8 +56,9 @@ def text(fields: dict, name: str, *, required=False, max_len: int | None = None,
     if isinstance(raw, (bool, dict, list)):
         raise Bad(name, "must be text")
     value = raw if isinstance(raw, str) else json.dumps(raw)
-    if "\x00" in value:
-        raise Bad(name, "contains a NUL character")
+    problem = unstorable(value)
+    if problem:
+        raise Bad(name, problem)
     if max_len is not None:
         value = value.strip()
         if len(value) > max_len:
@@ -74,7 +77,26 @@ def json_object(fields: dict, name: str) -> dict | None:
             raise Bad(name, 'must be a JSON object like {"domain": "law"}') from None
     if not isinstance(raw, dict):
         raise Bad(name, 'must be a JSON object like {"domain": "law"}')
+    problem = unstorable(raw)
+    if problem:
+        raise Bad(name, problem)
     return raw
+
+
+def unstorable(value) -> str | None:
+    """Why a text or JSON value cannot be stored (PostgreSQL refuses NUL; UTF-8 has no lone
+    surrogate, which a JSON escape such as \\ud800 can still produce), or None."""
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        return next((p for p in map(unstorable, value) if p), None)
+    if not isinstance(value, str):
+        return None
+    if "\x00" in value:
+        return "contains a NUL character"
+    if LONE_SURROGATE.search(value):
+        return "contains a lone surrogate (not valid Unicode text)"
+    return None
 
 
 def number(fields: dict, name: str, low: float, high: float) -> float:

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import serializers
 
+from annotation.imports.kinds import LONE_SURROGATE
 from annotation.rest.serializers import StrictCharField
 
 __all__ = [
@@ -83,7 +84,7 @@ def json_problem(value, path: str = "") -> str | None:
     if isinstance(value, str):
         if "\x00" in value:
             return f"{path or 'value'} contains a NUL character"
-        if any("\ud800" <= c <= "\udfff" for c in value):
+        if LONE_SURROGATE.search(value):
             return f"{path or 'value'} contains a lone surrogate (not valid Unicode text)"
         return None
     if isinstance(value, dict):

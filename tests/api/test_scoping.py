@@ -14,6 +14,7 @@ pytestmark = pytest.mark.django_db
 
 STUDY_CHILDREN = [
     "api-study",
+    "api-study-status",
     "api-systems",
     "api-prompts",
     "api-outputs",
@@ -23,7 +24,10 @@ STUDY_CHILDREN = [
     "api-guide-versions",
     "api-rulings",
     "api-enrolments",
+    "api-invites",
+    "api-imports",
     "api-labels",
+    "api-study-file",
     "api-report",
     "api-report-tables",
     "api-aggregated-labels",

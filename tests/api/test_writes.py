@@ -235,6 +235,27 @@ def test_an_uploaded_file_with_a_bad_row_reports_line_field_and_reason(
     assert not Prompt.objects.filter(study=study, external_id="u1").exists()
 
 
+def test_an_uploaded_line_with_text_postgresql_cannot_store_is_a_bad_row(
+    world, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    settings.CONCORD_IMPORT_DIR = str(tmp_path)
+    study = draft_study(world)
+    upload = io.BytesIO(
+        b'{"id": "s1", "text": "half a pair \\ud800"}\n'
+        b'{"id": "s2", "text": "fine", "metadata": {"k": "a\\u0000b"}}\n'
+    )
+    upload.name = "prompts.jsonl"
+    client = lead(world)
+    with django_capture_on_commit_callbacks(execute=True):
+        token = client.post(url("api-imports", study), {"kind": "prompts", "file": upload}).json()[
+            "token"
+        ]
+    job = client.get(url("api-import", study, token)).json()
+    assert job["status"] == "failed"
+    assert [(e["line"], e["field"]) for e in job["errors"]] == [(1, "text"), (2, "metadata")]
+    assert not Prompt.objects.filter(study=study, external_id__in=["s1", "s2"]).exists()
+
+
 def test_an_upload_needs_a_csv_or_jsonl_name(world, settings, tmp_path):
     settings.CONCORD_IMPORT_DIR = str(tmp_path)
     upload = io.BytesIO(b"name\nx\n")
@@ -377,6 +398,21 @@ def test_an_invite_link_is_shown_once_and_withdrawn(world):
     assert client.delete(url("api-invite", world.study, invite.pk)).status_code == 204
     invite.refresh_from_db()
     assert invite.revoked_at is not None
+
+
+def test_another_studys_enrolment_and_invite_are_404_and_unchanged(world):
+    from annotation.services.invites import create_invite
+
+    theirs = Enrolment.objects.create(study=world.other, user=UserFactory(), quota=3)
+    invite, _ = create_invite(study=world.other, created_by=world.other_lead)
+    client = lead(world)
+    for target in (world.study, world.other):
+        changed = client.patch(url("api-enrolment", target, theirs.pk), {"quota": 9}, format="json")
+        assert changed.status_code == 404
+        assert client.delete(url("api-invite", target, invite.pk)).status_code == 404
+    theirs.refresh_from_db()
+    invite.refresh_from_db()
+    assert theirs.quota == 3 and invite.revoked_at is None
 
 
 # --- downloads ---------------------------------------------------------------------------------
