@@ -23,4 +23,5 @@ urlpatterns = [
     path("", include("qc.urls")),
 ]
 
+handler400 = "annotation.rest.errors.bad_request"
 handler404 = "annotation.rest.errors.not_found"

@@ -10,11 +10,13 @@ from collections.abc import Mapping
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404
 from rest_framework import serializers
+from rest_framework.metadata import SimpleMetadata
 
 from annotation.imports.kinds import LONE_SURROGATE
 from annotation.rest.serializers import StrictCharField
 
 __all__ = [
+    "DescriptionOnly",
     "StrictBooleanField",
     "StrictCharField",
     "StrictFloatField",
@@ -109,6 +111,14 @@ class JsonObjectField(serializers.DictField):
         if problem:
             raise serializers.ValidationError(problem)
         return value
+
+
+class DescriptionOnly(SimpleMetadata):
+    """OPTIONS answers the route's name and description, not DRF's guess at its actions (which
+    reads a list view's object to describe PUT, and the read serializer for POST)."""
+
+    def determine_actions(self, request, view):
+        return {}
 
 
 def service_error(error: Exception) -> serializers.ValidationError:

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from annotation.models import Comparison, GoldAnswer
 from annotation.rest import views
 from annotation.rest.fields import (
+    DescriptionOnly,
     StrictBooleanField,
     StrictCharField,
     WriteSerializer,
@@ -46,12 +47,16 @@ class ComparisonsWriteSerializer(WriteSerializer):
     comparisons = ComparisonRowSerializer(many=True, max_length=MAX_COMPARISONS)
 
 
+class ComparisonsSerializer(serializers.Serializer):
+    comparisons = ComparisonSerializer(many=True)
+
+
 class ComparisonList(views.ComparisonList):
     """The study's comparisons (systems X vs Y, in order); PUT replaces them (draft studies)."""
 
-    @extend_schema(
-        request=ComparisonsWriteSerializer, responses={200: ComparisonSerializer(many=True)}
-    )
+    metadata_class = DescriptionOnly
+
+    @extend_schema(request=ComparisonsWriteSerializer, responses={200: ComparisonsSerializer})
     def put(self, request, study):
         incoming = ComparisonsWriteSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
@@ -61,7 +66,7 @@ class ComparisonList(views.ComparisonList):
             made = studies.set_comparisons(self.study, triples)
         except ValidationError as error:
             raise service_error(error) from None
-        return Response(ComparisonSerializer(made, many=True).data)
+        return Response(ComparisonsSerializer({"comparisons": made}).data)
 
 
 class NewRulingSerializer(WriteSerializer):
@@ -90,6 +95,8 @@ class PublishSerializer(WriteSerializer):
 class GuideVersionList(views.GuideVersionList):
     """The guide's versions, newest first; POST publishes the next version with its new rulings
     (and the study's draft rulings from calibration), as the guide editor does."""
+
+    metadata_class = DescriptionOnly
 
     @extend_schema(request=PublishSerializer, responses={201: GuideVersionSerializer})
     def post(self, request, study):

@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from annotation.imports import services as imports
 from annotation.models import ImportJob
 from annotation.rest import views
-from annotation.rest.fields import JsonObjectField, WriteSerializer
+from annotation.rest.fields import DescriptionOnly, JsonObjectField, WriteSerializer
 from annotation.rest.pagination import SmallPagination
 from annotation.rest.permissions import LeadStudyMixin
 from annotation.studio.imports import KIND_HELP
@@ -128,6 +128,7 @@ class JsonImportMixin:
 
 def _bulk(view: type, kind: str, what: str) -> type:
     """`view` (a read list) that also takes a POST of rows of `kind`, documented as such."""
+
     def post(self, request, study):
         return JsonImportMixin.post(self, request, study)
 
@@ -142,7 +143,13 @@ def _bulk(view: type, kind: str, what: str) -> type:
     return type(
         view.__name__,
         (JsonImportMixin, view),
-        {"import_kind": kind, "post": post, "__module__": __name__, "__doc__": view.__doc__},
+        {
+            "import_kind": kind,
+            "post": post,
+            "metadata_class": DescriptionOnly,
+            "__module__": __name__,
+            "__doc__": view.__doc__,
+        },
     )
 
 
@@ -173,6 +180,7 @@ class ImportJobList(LeadStudyMixin, generics.ListAPIView):
     serializer_class = ImportJobSerializer
     pagination_class = SmallPagination
     parser_classes = [MultiPartParser]
+    metadata_class = DescriptionOnly
     ordering_fields = ["created_at", "id"]
     ordering = ["-created_at", "-id"]
 

@@ -17,6 +17,7 @@ from annotation.models import Enrolment, Invite
 from annotation.rest import views
 from annotation.rest.fields import (
     INT_MAX,
+    DescriptionOnly,
     StrictCharField,
     StrictIntegerField,
     WriteSerializer,
@@ -47,6 +48,8 @@ class NewEnrolmentSerializer(EnrolmentWriteSerializer):
 class EnrolmentList(views.EnrolmentList):
     """Annotators enrolled in the study; POST enrols an existing account by username (and makes
     it an annotator of the workspace unless it is a member already)."""
+
+    metadata_class = DescriptionOnly
 
     @extend_schema(request=NewEnrolmentSerializer, responses={201: EnrolmentSerializer})
     def post(self, request, study):
@@ -137,6 +140,8 @@ class NewInviteResultSerializer(serializers.Serializer):
 class InviteList(LeadStudyMixin, generics.ListAPIView):
     """The study's invites, newest first (their links are never shown again); POST makes a new
     single-use link for one new annotator."""
+
+    metadata_class = DescriptionOnly
 
     serializer_class = InviteSerializer
     pagination_class = SmallPagination

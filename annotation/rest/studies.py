@@ -17,6 +17,7 @@ from annotation.models import Enrolment, Study
 from annotation.rest import views
 from annotation.rest.fields import (
     INT_MAX,
+    DescriptionOnly,
     JsonObjectField,
     StrictBooleanField,
     StrictCharField,
@@ -82,6 +83,8 @@ class StudyCreateSerializer(StudySettingsSerializer):
 
 class StudyList(views.StudyList):
     """Studies you lead (staff: all); POST creates a draft study in a workspace you lead."""
+
+    metadata_class = DescriptionOnly
 
     @extend_schema(request=StudyCreateSerializer, responses={201: StudySerializer})
     def post(self, request):

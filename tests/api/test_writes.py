@@ -466,3 +466,17 @@ def test_writes_are_throttled(settings, world):
     assert codes == [200, 200, 429]
     world.study.refresh_from_db()
     assert world.study.question == "q1"
+
+
+def test_options_on_a_write_route_describes_it_without_reading_an_object(world):
+    answer = lead(world).options(url("api-comparisons", world.study))
+    assert answer.status_code == 200 and "actions" not in answer.json()
+
+
+def test_a_body_over_the_upload_limit_is_a_json_400_pointing_at_the_file_upload(world, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    rows = [{"name": f"system {i}", "description": "x" * 100} for i in range(20)]
+    answer = lead(world).post(url("api-systems", world.study), {"rows": rows}, format="json")
+    assert answer.status_code == 400 and answer["Content-Type"] == "application/json"
+    assert "upload a file" in answer.json()["detail"]
+    assert not System.objects.filter(name="system 0").exists()
