@@ -342,3 +342,22 @@ def test_external_ids_reach_the_lead_and_never_an_annotator(client, mixed):
     prompts = set(study.prompts.values_list("external_id", flat=True))
     assert not any(f">{p}<" in page or f'"{p}"' in page for p in prompts)
     assert "gold" not in page.lower()
+
+
+def test_an_expert_answer_is_read_in_the_reports_label_space_for_every_task_kind():
+    names = {7: "alpha", 8: "beta"}
+    read = loaders.gold_value
+    assert read("categorical", {"choice": "safe"}, names) == "safe"
+    assert read("categorical", "safe", names) == "safe"  # a bare value, as an import may store
+    assert read("ordinal", {"value": "high"}, names) == "high"
+    assert read("likert", {"score": "4"}, names) == 4.0
+    assert read("continuous", 62.5, names) == 62.5
+    assert read("pairwise", {"winner": 8}, names) == "beta"
+    assert read("pairwise", {"winner": "alpha"}, names) == "alpha"
+    assert read("pairwise", {"winner": "tie"}, names) == "tie"
+    # unreadable answers are left out of the gold check, never guessed
+    assert read("likert", {"score": "n/a"}, names) is None
+    assert read("pairwise", {"winner": "gamma"}, names) is None
+    assert read("pairwise", {"winner": 9}, names) is None
+    assert read("categorical", {"choice": ""}, names) is None
+    assert read("spa", {"choice": "x"}, names) is None
