@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.exports import study_file as files
-from annotation.exports.labels import COLUMNS, label_rows
+from annotation.exports.labels import COLUMNS, FREE_TEXT, label_rows
 from annotation.exports.writers import csv_text, jsonl_text
 
 
@@ -44,9 +44,11 @@ def export_page(request, token: str):
 def labels_download(request, token: str, fmt: str):
     study = selectors.lead_study_or_404(request.user, token)
     if fmt == "csv":
-        body, content_type = csv_text(label_rows(study), COLUMNS), "text/csv; charset=utf-8"
+        body = csv_text(label_rows(study), COLUMNS, FREE_TEXT)
+        content_type = "text/csv; charset=utf-8"
     elif fmt == "jsonl":
-        body, content_type = jsonl_text(label_rows(study)), "application/x-ndjson; charset=utf-8"
+        body = jsonl_text(label_rows(study), COLUMNS)
+        content_type = "application/x-ndjson; charset=utf-8"
     else:
         raise Http404("No such format.")
     response = StreamingHttpResponse(body, content_type=content_type)

@@ -1,11 +1,15 @@
-"""The lead's path in Chromium, for every task kind: create, set up, import, invite, launch; then
-the invited annotator labels a task. Screenshots of every lead page go to test-output/."""
+"""The lead's path in Chromium, for every task kind, through the pages: create the study in the
+builder, upload the sample files on the import page, read the build preview and build, publish a
+guide, invite, launch; then the invited annotator labels a task and the lead's overview counts it.
+Screenshots of the lead's pages go to test-output/screenshots/studio-*.png."""
+
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 
-from annotation.models import GuideVersion, Label, Membership, Study
-from annotation.services import setup
+from annotation.models import ImportJob, Label, Membership, Study
 from tests.browser.workbench import sign_in_with_keyboard, submit_with_enter
 from tests.factories import MembershipFactory
 
@@ -15,25 +19,21 @@ pytestmark = [
     pytest.mark.flaky(reruns=2, reruns_delay=1),
 ]
 NEW_PASSWORD = "invited-annotator-passphrase-1"
-SYSTEMS = ("alpha", "beta")
+SAMPLES = Path(settings.BASE_DIR) / "samples"
+# samples/: 3 systems, 12 prompts, 36 outputs, 3 comparisons (atlas-beacon, cedar-beacon,
+# atlas-cedar). Units: one per output; pairwise one per prompt and comparison; SPA (a fixed
+# sample, the default) one batch of m = 2 prompts showing all three compared systems.
+UNITS = {"pairwise": 36, "spa": 1}
+FILES = ["systems", "prompts", "outputs"]
 
 
-def import_content(study: Study) -> None:
-    """The content step (issue 12's import pages are a sibling's): prompts and outputs in, units
-    built, through the same services the import publishes with."""
-    setup.add_content(
-        study,
-        (
-            {
-                "prompt_id": f"p{i}",
-                "prompt": f"Question {i}: how do plants drink?",
-                "system": system,
-                "output": f"Answer {s} to question {i}: through their roots, mostly.",
-            }
-            for i in range(3)
-            for s, system in enumerate(SYSTEMS)
-        ),
-    )
+@pytest.fixture
+def tasks_in_process(monkeypatch):
+    """The upload's import task runs inside the request (the worker path has its own browser
+    test in test_imports.py), so the job page shows the published result straight away."""
+    from concord.celery import app
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
 
 
 def answer(page, kind: str) -> None:
@@ -57,8 +57,20 @@ def shot(page, screenshots, name: str) -> None:
     page.screenshot(path=str(screenshots / f"studio-{name}.png"), full_page=True)
 
 
+def upload(page, kind: str) -> None:
+    """One sample file through the import page's form; the job page then says it is published."""
+    page.click("nav.study-nav >> text=Import")
+    page.select_option("#id_kind", kind)
+    page.set_input_files("#id_file", str(SAMPLES / f"{kind}.csv"))
+    with page.expect_navigation():
+        page.click("#upload-form button[type=submit]")
+    page.wait_for_selector('[data-status="done"]')
+    assert page.inner_text('[data-fact="created"]') != "0"
+
+
+@pytest.mark.usefixtures("tasks_in_process")
 @pytest.mark.parametrize("kind", [k.value for k in Study.TaskKind])
-def test_a_lead_builds_invites_launches_and_an_annotator_labels(
+def test_a_lead_builds_imports_previews_invites_launches_and_an_annotator_labels(
     live_server, page, context, screenshots, kind
 ):
     base = live_server.url
@@ -76,12 +88,13 @@ def test_a_lead_builds_invites_launches_and_an_annotator_labels(
     study = Study.objects.get(name=f"Browser {kind} study")
     assert study.status == "draft" and study.task_kind == kind
 
-    # Settings: only this kind's, the scheme as fields; an error first, then a good save.
+    # Settings: only this kind's, the scheme as fields; (once) an error first, then a good save.
     assert page.locator("[name=spa_exposure_m]").count() == (1 if kind == "spa" else 0)
-    page.fill("#id_overlap", "0")
-    page.click("button:has-text('Save settings')")
-    page.wait_for_selector("text=Nothing was saved")
-    assert page.locator("#id_overlap ~ .error, .has-error .error").count() >= 1
+    if kind == "likert":
+        page.fill("#id_overlap", "0")
+        page.click("button:has-text('Save settings')")
+        page.wait_for_selector("text=Nothing was saved")
+        assert page.locator("#id_overlap ~ .error, .has-error .error").count() >= 1
     page.fill("#id_overlap", "1")
     if kind == "likert":
         page.fill("[name=points-0-text]", "Awful")
@@ -93,39 +106,56 @@ def test_a_lead_builds_invites_launches_and_an_annotator_labels(
     study.refresh_from_db()
     assert study.overlap == 1
 
-    # Content in; SPA and pairwise comparisons chosen on the settings page; units built.
-    import_content(study)
-    if kind in ("spa", "pairwise"):
-        page.reload()
-        if kind == "spa":
-            page.select_option("[name=comparisons-0-system_x]", "alpha")
-            page.select_option("[name=comparisons-0-system_y]", "beta")
-            page.select_option("[name=comparisons-0-expected]", "x")
-            page.click("button:has-text('Save settings')")
-            page.wait_for_selector("text=Settings saved.")
-            assert study.comparisons.count() == 1
-        else:
-            setup.add_comparisons(study, [("alpha", "beta", "")])
-    setup.build_units(study)
+    # Content: the sample files, uploaded on the import page one after the other.
+    for name in FILES + (["comparisons"] if kind in ("pairwise", "spa") else []):
+        upload(page, name)
+        if kind == "likert" and name == "outputs":
+            shot(page, screenshots, "import-published")
+    assert [j.status for j in ImportJob.objects.filter(study=study)] == ["done"] * len(
+        ImportJob.objects.filter(study=study)
+    )
+
+    # The preview before the build: units, labels needed (units x overlap), gold, the time.
+    page.click("nav.study-nav >> text=Import")
+    units = UNITS.get(kind, 36)
+    assert page.inner_text('[data-fact="new-units"]').startswith(str(units))
+    assert page.inner_text('[data-fact="labels-needed"]').startswith(str(units))
+    assert "0 gold units" in page.inner_text('[data-fact="gold"]')
+    assert f"{units} tasks" in page.inner_text('[data-fact="hours"]')
+    if kind in ("likert", "pairwise", "spa"):
+        shot(page, screenshots, f"import-preview-{kind}")
+    with page.expect_navigation():
+        page.click("#build-units")
+    assert f"{units} units built" in page.inner_text(".messages")
+    assert study.units.filter(role="production").count() == units
+    assert page.locator("#build-units").count() == 0  # nothing left to build
 
     # Launch refused first, each failed item explained.
     page.click("nav.study-nav >> text=Launch")
+    assert page.locator("li.ok[data-check=units]").is_visible()
     assert page.locator("li.failed[data-check=annotators]").is_visible()
     assert page.locator("li.failed[data-check=guide]").is_visible()
     if kind == "likert":
         shot(page, screenshots, "launch-blocked")
 
+    # A guide, published on the guide page.
+    page.goto(base + reverse("guide-edit", args=[study.token]))
+    page.fill("#id_body", "Read the prompt, then the answer; judge the answer alone.")
+    with page.expect_navigation():
+        page.click("button:has-text('Publish')")
+    assert study.guide_versions.count() == 1
+
     # Invite one person; the link is shown once, ready to copy.
-    page.click("nav.study-nav >> text=People")
+    page.goto(base + reverse("studio-people", args=[study.token]))
     page.click("button:has-text('Make invite link')")
     link = page.input_value("#new-link")
     assert "/invite/" in link
     if kind == "likert":
         shot(page, screenshots, "people")
-    GuideVersion.objects.create(study=study, number=1, body="Read carefully.", author=lead)
 
     page.click("nav.study-nav >> text=Launch")
     page.wait_for_selector("li.failed[data-check=annotators]")
+    assert page.locator("li.ok[data-check=guide]").is_visible()
     invited = context.browser.new_context(viewport={"width": 900, "height": 800})
     try:
         other = invited.new_page()
@@ -165,9 +195,7 @@ def test_a_lead_builds_invites_launches_and_an_annotator_labels(
 
     # The overview counts it.
     page.click("nav.study-nav >> text=Overview")
-    assert page.locator("[data-count=labels_needed]").inner_text() == str(
-        study.units.filter(role="production").count() - 1
-    )
+    assert page.locator("[data-count=labels_needed]").inner_text() == str(units - 1)
     if kind == "likert":
         shot(page, screenshots, "overview")
 

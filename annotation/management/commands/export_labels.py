@@ -8,13 +8,16 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from annotation.exports.labels import COLUMNS, label_rows
+from annotation.exports.labels import COLUMNS, FREE_TEXT, label_rows
 from annotation.exports.writers import csv_text, jsonl_text
 from annotation.models import Study
 
 
 class Command(BaseCommand):
     help = "Export a study's raw labels (one row per label, per question for SPA)."
+    # The system checks import every URLconf, and through the report pages scipy: seconds of
+    # start-up per run for nothing this command uses (`manage.py check` still runs them).
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("study", help="The study's token (or numeric id).")
@@ -27,7 +30,9 @@ class Command(BaseCommand):
         if found is None:
             raise CommandError(f"No study {study!r}.")
         rows = label_rows(found)
-        chunks = csv_text(rows, COLUMNS) if format == "csv" else jsonl_text(rows)
+        chunks = (
+            csv_text(rows, COLUMNS, FREE_TEXT) if format == "csv" else jsonl_text(rows, COLUMNS)
+        )
         out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8", newline="")  # noqa: SIM115
         try:
             for chunk in chunks:
