@@ -10,9 +10,10 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from django.contrib.auth import get_user_model
 from django.db import connection
 
-from annotation.models import Comparison, Output, SpaAnswer, Study
+from annotation.models import Comparison, Enrolment, GuideVersion, Output, SpaAnswer, Study, System
 
 CHUNK = 10_000
 
@@ -61,19 +62,15 @@ FREE_TEXT = (
 )
 
 _SQL = """
-SELECT l.id, l.external_id, COALESCE(NULLIF(e.external_id, ''), au.username), e.pool,
-       l.purpose, COALESCE(NULLIF(rl.external_id, ''), CAST(rl.id AS TEXT)),
+SELECT l.id, l.external_id, l.annotator_id, l.purpose,
+       COALESCE(NULLIF(rl.external_id, ''), CAST(rl.id AS TEXT)),
        COALESCE(NULLIF(u.external_id, ''), u.token), u.kind, u.role, p.external_id,
-       CAST(a.presentation AS TEXT), l.choice, l.score, ws.name, CAST(l.exposure AS TEXT),
-       g.number, a.position, {rendered_at}, {created_at}, l.duration_ms, l.active_ms
+       CAST(a.presentation AS TEXT), l.choice, l.score, l.winner_id, CAST(l.exposure AS TEXT),
+       l.guide_version_id, a.position, {rendered_at}, {created_at}, l.duration_ms, l.active_ms
 FROM annotation_label l
 JOIN annotation_assignment a ON a.id = l.assignment_id
 JOIN annotation_unit u ON u.id = l.unit_id
-JOIN auth_user au ON au.id = l.annotator_id
-LEFT JOIN annotation_enrolment e ON e.study_id = l.study_id AND e.user_id = l.annotator_id
 LEFT JOIN annotation_prompt p ON p.id = u.prompt_id
-LEFT JOIN annotation_system ws ON ws.id = l.winner_id
-LEFT JOIN annotation_guideversion g ON g.id = l.guide_version_id
 LEFT JOIN annotation_label rl ON rl.assignment_id = a.repeat_of_id
 WHERE l.study_id = %s
 ORDER BY l.id
@@ -98,7 +95,9 @@ def _json(value):
 def _iso(value) -> str:
     if value is None:
         return ""
-    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+    if value.__class__ is str:  # PostgreSQL formats them (_PG_ISO)
+        return value
+    return value.isoformat()
 
 
 @contextmanager
@@ -115,9 +114,44 @@ def _without_jit():
             cursor.execute("RESET jit")
 
 
+class _Lookup(dict):
+    """A small table read once per export (annotators, systems, guide versions), so the big
+    query joins only what grows with the labels; a key not in it is fetched once (`fetch`)."""
+
+    def __init__(self, pairs, fetch):
+        super().__init__(pairs)
+        self.fetch = fetch
+
+    def __missing__(self, key):
+        self[key] = value = self.fetch(key)
+        return value
+
+
+def _people(study: Study) -> _Lookup:
+    """annotator id -> (the name the export shows: the enrolment's pseudonym, else the
+    username; the pool, "" without an enrolment)."""
+    enrolled = Enrolment.objects.filter(study=study).values_list(
+        "user_id", "external_id", "pool", "user__username"
+    )
+    users = get_user_model().objects
+    return _Lookup(
+        ((uid, (ext or name, pool or "")) for uid, ext, pool, name in enrolled),
+        lambda uid: (users.filter(pk=uid).values_list("username", flat=True).first(), ""),
+    )
+
+
 def label_rows(study: Study) -> Iterator[tuple]:
     """Every label of the study as export rows (tuples in the order of COLUMNS), by label id."""
     systems = dict(study.systems.values_list("id", "name"))
+    names = _Lookup(
+        {**systems, None: ""},
+        lambda sid: System.objects.filter(pk=sid).values_list("name", flat=True).first() or "",
+    )
+    guides = _Lookup(
+        {**dict(study.guide_versions.values_list("id", "number")), None: None},
+        lambda gid: GuideVersion.objects.filter(pk=gid).values_list("number", flat=True).first(),
+    )
+    people = _people(study)
     comparisons = {
         c.id: f"{c.system_x.name} vs {c.system_y.name}"
         for c in Comparison.objects.filter(study=study).select_related("system_x", "system_y")
@@ -133,7 +167,7 @@ def label_rows(study: Study) -> Iterator[tuple]:
         with _without_jit():
             cursor.execute(sql, [study.pk])
         while chunk := cursor.fetchmany(CHUNK):
-            yield from _chunk_rows(chunk, systems, comparisons)
+            yield from _chunk_rows(chunk, systems, comparisons, people, names, guides)
     finally:
         cursor.close()
 
@@ -150,8 +184,18 @@ def _shown(presentation: dict) -> list:
 
 def _outputs(ids: set) -> dict:
     """output id -> (external id, system id), for one chunk's outputs."""
-    found = Output.objects.filter(id__in=ids).values_list("id", "external_id", "system_id")
-    return {oid: (ext, sid) for oid, ext, sid in found} if ids else {}
+    if not ids:
+        return {}
+    if connection.vendor != "postgresql":
+        found = Output.objects.filter(id__in=ids).values_list("id", "external_id", "system_id")
+        return {oid: (ext, sid) for oid, ext, sid in found}
+    # One array parameter: an IN list of 10 000 placeholders costs more to build than to run.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, external_id, system_id FROM annotation_output WHERE id = ANY(%s)",
+            [[i for i in ids if isinstance(i, int)]],
+        )
+        return {oid: (ext, sid) for oid, ext, sid in cursor.fetchall()}
 
 
 def _answers(label_ids: list) -> dict[int, list]:
@@ -167,8 +211,8 @@ def _answers(label_ids: list) -> dict[int, list]:
     return answers
 
 
-def _chunk_rows(chunk, systems: dict, comparisons: dict) -> Iterator[tuple]:
-    presentations = [_json(row[10]) for row in chunk]
+def _chunk_rows(chunk, systems, comparisons, people, names, guides) -> Iterator[tuple]:
+    presentations = [_json(row[9]) for row in chunk]
     shown_ids = [[o for o in _shown(p) if o is not None] for p in presentations]
     outputs = _outputs({o for ids in shown_ids for o in ids})
     answers = _answers(
@@ -195,33 +239,34 @@ def _chunk_rows(chunk, systems: dict, comparisons: dict) -> Iterator[tuple]:
             systems_shown = ";".join(f"{k}={systems.get(v, '')}" for k, v in letters.items())
         else:
             systems_shown = ";".join(systems.get(sid, "") for _, sid in found)
-        exposure = row[14]
+        exposure = row[13]
+        annotator, pool = people[row[2]]
         base = (
             row[0],
             row[1],
-            row[2],
-            row[3] or "",
-            row[4],
-            row[5] or "",
+            annotator,
+            pool,
+            row[3],
+            row[4] or "",
+            row[5],
             row[6],
             row[7],
-            row[8],
-            row[9] or "",
+            row[8] or "",
             ";".join(ext for ext, _ in found),
             systems_shown,
+            row[10],
             row[11],
-            row[12],
-            row[13] or "",
+            names[row[12]],
         )
         tail = (
             _compact(presentation),
             "{}" if exposure == "{}" else _compact(_json(exposure)),
+            guides[row[14]],
             row[15],
-            row[16],
+            _iso(row[16]),
             _iso(row[17]),
-            _iso(row[18]),
+            row[18],
             row[19],
-            row[20],
         )
         questions = answers.get(row[0])
         if not questions:

@@ -121,7 +121,7 @@ def test_a_lead_builds_imports_previews_invites_launches_and_an_annotator_labels
     assert page.inner_text('[data-fact="new-units"]').startswith(str(units))
     assert page.inner_text('[data-fact="labels-needed"]').startswith(str(units))
     assert "0 gold units" in page.inner_text('[data-fact="gold"]')
-    assert f"{units} tasks" in page.inner_text('[data-fact="hours"]')
+    assert f"{units} task" in page.inner_text('[data-fact="hours"]')
     if kind in ("likert", "pairwise", "spa"):
         shot(page, screenshots, f"import-preview-{kind}")
     with page.expect_navigation():
@@ -198,6 +198,9 @@ def test_a_lead_builds_imports_previews_invites_launches_and_an_annotator_labels
     assert page.locator("[data-count=labels_needed]").inner_text() == str(units - 1)
     if kind == "likert":
         shot(page, screenshots, "overview")
+        # With a first time per task, the preview turns the tasks left into annotator-hours.
+        page.click("nav.study-nav >> text=Import")
+        assert "hours for" in page.inner_text('[data-fact="hours"]')
 
 
 def test_the_workspace_page_lists_studies_and_offers_new_study(live_server, page, screenshots):

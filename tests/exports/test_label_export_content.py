@@ -167,18 +167,19 @@ def test_output_units_with_gold_repeats_pools_pseudonyms_and_guide_versions():
 
 
 def test_pair_units_from_the_engine_and_from_an_import():
-    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=4, overlap=3, status="live")
+    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=6, overlap=3, status="live")
     users = [enrol(study).user for _ in range(2)]
     work(study, users, lambda a: {"choice": "left"}, rounds=2)
+    untouched = study.units.filter(assignments__isnull=True).first().external_id
     job = run(
         study,
         "labels",
         csv_bytes(
             "id,annotator,unit,left,right,value,created_at,rendered_at,duration_ms",
             [
-                "X1,imp-a,p3:alpha~beta,beta,alpha,right,2025-01-02T03:04:05+00:00,"
+                f"X1,imp-a,{untouched},beta,alpha,right,2025-01-02T03:04:05+00:00,"
                 "2025-01-02T03:03:05+00:00,60000",
-                "X2,imp-b,p3:alpha~beta,alpha,beta,tie,,,",
+                f"X2,imp-b,{untouched},alpha,beta,tie,,,",
             ],
         ),
         "l.csv",
