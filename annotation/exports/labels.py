@@ -140,8 +140,14 @@ def _people(study: Study) -> _Lookup:
     )
 
 
-def label_rows(study: Study) -> Iterator[tuple]:
-    """Every label of the study as export rows (tuples in the order of COLUMNS), by label id."""
+def label_rows(study: Study) -> Iterator[dict]:
+    """Every label of the study as export rows (dicts keyed by COLUMNS), in label id order."""
+    for row in label_tuples(study):
+        yield dict(zip(COLUMNS, row, strict=True))
+
+
+def label_tuples(study: Study) -> Iterator[tuple]:
+    """The rows of `label_rows` as tuples in the order of COLUMNS: what the big exports use."""
     systems = dict(study.systems.values_list("id", "name"))
     names = _Lookup(
         {**systems, None: ""},

@@ -1,7 +1,7 @@
 """Rows to streamed text: CSV with every formula-like cell escaped, or JSON Lines.
 
-Rows are sequences in the order of the columns. Both yield text in blocks of rows, for a
-StreamingHttpResponse or a file.
+Rows are sequences in the order of the columns (or dicts keyed by them). Both yield text in
+blocks of rows, for a StreamingHttpResponse or a file.
 """
 
 import csv
@@ -33,6 +33,8 @@ def csv_text(
     )
     cells = operator.itemgetter(*checked, checked[0])  # always a tuple, even of one column
     for n, row in enumerate(rows, start=1):
+        if row.__class__ is dict:
+            row = [row[c] for c in columns]
         if _RISKY.search("\n".join(map(str, cells(row)))):
             row = [safe_cell(v) if i in checked else v for i, v in enumerate(row)]
         writer.writerow(row)
@@ -43,11 +45,12 @@ def csv_text(
     yield buffer.getvalue()
 
 
-def jsonl_text(rows: Iterable[Sequence], columns: list[str]) -> Iterator[str]:
+def jsonl_text(rows: Iterable, columns: list[str] | None = None) -> Iterator[str]:
+    """JSON Lines: one object per row (a dict, or a sequence in the order of `columns`)."""
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     block = []
     for row in rows:
-        block.append(encode(dict(zip(columns, row, strict=True))))
+        block.append(encode(row if row.__class__ is dict else dict(zip(columns, row, strict=True))))
         if len(block) >= BLOCK:
             yield "\n".join(block) + "\n"
             block = []

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.exports import study_file as files
-from annotation.exports.labels import COLUMNS, FREE_TEXT, label_rows
+from annotation.exports.labels import COLUMNS, FREE_TEXT, label_tuples
 from annotation.exports.writers import csv_text, jsonl_text
 
 
@@ -44,10 +44,10 @@ def export_page(request, token: str):
 def labels_download(request, token: str, fmt: str):
     study = selectors.lead_study_or_404(request.user, token)
     if fmt == "csv":
-        body = csv_text(label_rows(study), COLUMNS, FREE_TEXT)
+        body = csv_text(label_tuples(study), COLUMNS, FREE_TEXT)
         content_type = "text/csv; charset=utf-8"
     elif fmt == "jsonl":
-        body = jsonl_text(label_rows(study), COLUMNS)
+        body = jsonl_text(label_tuples(study), COLUMNS)
         content_type = "application/x-ndjson; charset=utf-8"
     else:
         raise Http404("No such format.")
