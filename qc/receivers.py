@@ -13,9 +13,9 @@ logger = logging.getLogger(__name__)
 
 
 def on_label_submitted(sender, study_id: int, **kwargs) -> None:
-    from qc.services import schedule_recompute
+    from qc.services import label_committed
 
     if not settings.CONCORD_QC_AUTO_RECOMPUTE:
         return
     # robust: a failing schedule (broker down, eager error) must not fail the label's request.
-    transaction.on_commit(partial(schedule_recompute, study_id), robust=True)
+    transaction.on_commit(partial(label_committed, study_id), robust=True)

@@ -148,6 +148,88 @@ def schedule_recompute(study_id: int, countdown: float | None = None) -> bool:
     return True
 
 
+def check_every_seconds() -> float:
+    return float(getattr(settings, "CONCORD_QC_CHECK_EVERY_SECONDS", 1.0))
+
+
+# Coalescing of the per-label check (see `label_committed`): study id -> monotonic time before
+# which this process does not ask the marker again, and the studies with labels committed
+# since this process last asked.
+_checked_until: dict[int, float] = {}
+_unchecked: set[int] = set()
+_coalesce_lock = threading.Lock()
+_flusher_armed = [False]
+
+
+def label_committed(study_id: int) -> None:
+    """After a label of the study committed: make sure a report run will cover it.
+
+    A run clears the study's marker before it reads its snapshot, so a check of the marker made
+    any time *after* a label committed covers that label: it either finds the marker pending (the
+    run that clears it has not started, so it will read the label) or sets it and queues a run.
+    One check therefore covers every label this process committed before it, and a busy process
+    asks at most once per CONCORD_QC_CHECK_EVERY_SECONDS instead of once per label: labels
+    committed in between are remembered, checked by the next label after the window or, if none
+    comes, by a timer thread. (A process killed in between loses that memory; the beat's safety
+    net, `qc.tasks.recompute_all_live_studies`, then covers the labels.) Eager mode (no broker)
+    checks every label, as before.
+    """
+    from qc.tasks import recompute_study
+
+    every = check_every_seconds()
+    if every <= 0 or recompute_study.app.conf.task_always_eager:
+        schedule_recompute(study_id)
+        return
+    now = time.monotonic()
+    with _coalesce_lock:
+        if now < _queued_until.get(study_id, 0.0):
+            return  # a run this process queued cannot have started: it will read this label
+        if now < _checked_until.get(study_id, 0.0):
+            _unchecked.add(study_id)
+            _arm_flusher(2 * every)
+            return
+        _checked_until[study_id] = now + every
+        _unchecked.discard(study_id)
+    schedule_recompute(study_id)
+
+
+def _arm_flusher(delay: float) -> None:
+    # Called under _coalesce_lock. Twice the window: in a busy process the next label checks
+    # first, and the timer (which needs a database connection of its own) finds nothing to do.
+    if _flusher_armed[0]:
+        return
+    _flusher_armed[0] = True
+    timer = threading.Timer(delay, _timer_flush)
+    timer.daemon = True
+    timer.start()
+
+
+def _timer_flush() -> None:
+    try:
+        flush_unchecked()
+    finally:
+        connection.close()  # this thread's own connection
+
+
+def flush_unchecked() -> int:
+    """Check the marker of every study with labels committed since this process last asked;
+    returns how many runs were queued."""
+    with _coalesce_lock:
+        _flusher_armed[0] = False  # labels committed from now on arm a new timer
+        studies = sorted(_unchecked)
+        _unchecked.clear()
+        until = time.monotonic() + check_every_seconds()
+        for study_id in studies:
+            _checked_until[study_id] = until
+    queued = 0
+    for study_id in studies:
+        try:
+            queued += schedule_recompute(study_id)
+        except Exception:  # noqa: BLE001 - the beat's safety net covers what this missed
+            logger.warning("Recompute check of study %s failed", study_id, exc_info=True)
+    return queued
+
+
 @dataclass(frozen=True)
 class RecomputeRequest:
     """What a lead's "Recompute now" did: `started` (a run is queued or ran) and why, in words."""

@@ -234,3 +234,52 @@ def test_beat_reclaims_expired_leases_exactly_once():
     assert reclaim_expired_leases.apply().get() == 1
     assert reclaim_expired_leases.apply().get() == 0
     assert Unit.objects.get(pk=lease.unit_id).open_slots == 1
+
+
+@pytest.fixture
+def coalescing(queued, settings, monkeypatch):
+    """The per-process coalescing of recompute checks, with a short window and a clean slate."""
+    settings.CONCORD_QC_CHECK_EVERY_SECONDS = 0.3
+    monkeypatch.setattr(qc_services, "_checked_until", {})
+    monkeypatch.setattr(qc_services, "_unchecked", set())
+    monkeypatch.setattr(qc_services, "_flusher_armed", [False])
+    return queued
+
+
+def wait_until(predicate, seconds=5.0):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_labels_between_checks_ask_nothing_and_a_later_check_covers_them(coalescing):
+    study = make_study(n_prompts=1)
+    qc_services.label_committed(study.pk)  # the first label checks: claims and queues a run
+    assert len(coalescing) == 1
+    qc_services._queued_until.clear()  # the half countdown has passed: the run may start
+    RecomputeState.objects.filter(study=study).update(pending_since=None)  # and it did
+    with CaptureQueriesContext(connection) as queries:
+        qc_services.label_committed(study.pk)  # committed after the run's snapshot
+    assert len(queries) == 0 and len(coalescing) == 1
+    # No label follows it: the timer checks the marker and queues the run that covers it.
+    assert wait_until(lambda: len(coalescing) == 2)
+    assert RecomputeState.objects.get(study=study).pending_since is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_next_label_after_the_window_checks_for_those_before_it(coalescing, settings):
+    settings.CONCORD_QC_CHECK_EVERY_SECONDS = 0.2
+    study = make_study(n_prompts=1)
+    qc_services.label_committed(study.pk)
+    qc_services._queued_until.clear()
+    RecomputeState.objects.filter(study=study).update(pending_since=None)
+    qc_services.label_committed(study.pk)  # remembered
+    qc_services._checked_until[study.pk] = 0.0  # the window has passed
+    qc_services.label_committed(study.pk)  # checks at once, for itself and the one before
+    assert len(coalescing) == 2 and study.pk not in qc_services._unchecked
