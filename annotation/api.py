@@ -19,6 +19,7 @@ send the `csrftoken` cookie's value in an `X-CSRFToken` header, as the workbench
 The hot path avoids serializers and model instances beyond the engine's own.
 """
 
+import functools
 import json
 
 from django.conf import settings
@@ -32,7 +33,12 @@ from annotation.models import Study
 from annotation.presentation import output_ids, task_view
 from annotation.schemes import AnswerError
 from annotation.services import assignment as engine
-from annotation.services.submission import submit_label
+from annotation.services.submission import (
+    ASSIGNMENT_COLUMNS,
+    assignment_from_row,
+    submit_label,
+    submit_with,
+)
 
 SUBMIT_HTTP_STATUS = {
     "stored": 200,
@@ -100,14 +106,9 @@ def _columns(model, alias: str) -> str:
     return ", ".join(f"{alias}.{f.column}" for f in model._meta.concrete_fields)
 
 
-def _session_annotator_and_study(request, token: str):
-    """(user, study) from one statement when the session is a plain ModelBackend sign-in whose
-    hash verifies with the current key; None when unsure (the caller then asks Django).
-
-    The user is accepted only as django.contrib.auth.get_user would accept them (same backend,
-    active, session hash equal); anything else (no session, another backend, a rotated key, a
-    deleted or deactivated user) goes the standard way, which also flushes bad sessions.
-    """
+def _session_sign_in(request):
+    """(user id, session hash) when the session is a plain ModelBackend sign-in; None when unsure
+    (the caller then asks Django). Reads the session only, not the database."""
     if "_cached_user" in request.__dict__:
         return None
     session = request.session
@@ -121,31 +122,138 @@ def _session_annotator_and_study(request, token: str):
         return None
     if backend != MODEL_BACKEND or backend not in settings.AUTHENTICATION_BACKENDS:
         return None
-    User = get_user_model()
     try:
-        user_id = User._meta.pk.to_python(raw_id)
+        return get_user_model()._meta.pk.to_python(raw_id), session_hash
     except Exception:  # noqa: BLE001 - malformed: let Django decide
         return None
-    n_user = len(User._meta.concrete_fields)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {_columns(User, 'u')}, {_columns(Study, 's')} FROM {User._meta.db_table} u"
-            " LEFT JOIN annotation_study s ON s.token = %s AND "
-            + _ACCESS_SQL.format(user="u.id")
-            + " WHERE u.id = %s",
-            [token, user_id],
-        )
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    user = _instance(User, row[:n_user])
+
+
+def _verified_user(request, values, session_hash):
+    """The user from their columns if django.contrib.auth.get_user would accept them for this
+    session (active, session hash equal), else None; sets request.user when accepted."""
+    user = _instance(get_user_model(), values)
     if not getattr(user, "is_active", True) or not constant_time_compare(
         session_hash, user.get_session_auth_hash()
     ):
         return None
     request.user = request._cached_user = user
+    return user
+
+
+def _session_annotator_and_study(request, token: str):
+    """(user, study) from one statement when the session is a plain ModelBackend sign-in whose
+    hash verifies with the current key; None when unsure (the caller then asks Django).
+
+    The user is accepted only as django.contrib.auth.get_user would accept them (same backend,
+    active, session hash equal); anything else (no session, another backend, a rotated key, a
+    deleted or deactivated user) goes the standard way, which also flushes bad sessions.
+    """
+    signed = _session_sign_in(request)
+    if signed is None:
+        return None
+    user_id, session_hash = signed
+    User = get_user_model()
+    n_user = len(User._meta.concrete_fields)
+    with connection.cursor() as cursor:
+        row = engine._execute(cursor, _sign_in_sql(), [token, user_id]).fetchone()
+    if row is None:
+        return None
+    user = _verified_user(request, row[:n_user], session_hash)
+    if user is None:
+        return None
     study = None if row[n_user] is None else _instance(Study, row[n_user:])
     return user, study
+
+
+@functools.cache
+def _sign_in_sql() -> str:
+    User = get_user_model()
+    return (
+        f"SELECT {_columns(User, 'u')}, {_columns(Study, 's')} FROM {User._meta.db_table} u"
+        " LEFT JOIN annotation_study s ON s.token = %s AND "
+        + _ACCESS_SQL.format(user="u.id")
+        + " WHERE u.id = %s"
+    )
+
+
+# The hot path on PostgreSQL: the sign-in, the study (with the access rule) and the row the
+# request locks come from the first statement of the request's one transaction.
+@functools.cache
+def _next_sql() -> str:
+    User = get_user_model()
+    return (
+        f"SELECT {_columns(User, 'u')}, {_columns(Study, 's')}, {engine.ENROLMENT_COLUMNS}"
+        f" FROM {User._meta.db_table} u JOIN annotation_study s ON s.token = %s"
+        " JOIN annotation_enrolment e ON e.study_id = s.id AND e.user_id = u.id"
+        " WHERE u.id = %s AND " + _ACCESS_SQL.format(user="u.id") + " FOR UPDATE OF e"
+    )
+
+
+@functools.cache
+def _submit_sql() -> str:
+    User = get_user_model()
+    return (
+        f"SELECT {_columns(User, 'u')}, {_columns(Study, 's')}, {ASSIGNMENT_COLUMNS}"
+        f" FROM {User._meta.db_table} u JOIN annotation_study s ON s.token = %s"
+        " JOIN annotation_assignment a ON a.token = %s AND a.annotator_id = u.id"
+        " AND a.study_id = s.id"
+        " WHERE u.id = %s AND " + _ACCESS_SQL.format(user="u.id") + " FOR UPDATE OF a"
+    )
+
+
+def _split(row):
+    n_user = len(get_user_model()._meta.concrete_fields)
+    n_study = len(Study._meta.concrete_fields)
+    return row[:n_user], row[n_user : n_user + n_study], row[n_user + n_study :]
+
+
+def _fast_next(request, token: str):
+    """(user, study, assignment or None) through one transaction whose first statement reads
+    the sign-in, the study and the locked enrolment; None when unsure (ask the standard way)."""
+    signed = _session_sign_in(request)
+    if signed is None or connection.vendor != "postgresql":
+        return None
+    user_id, session_hash = signed
+
+    def load(cursor):
+        row = engine._execute(cursor, _next_sql(), [token, user_id]).fetchone()
+        if row is None:
+            return None  # not enrolled, no such study or user: the standard way says which
+        user_values, study_values, enrolment = _split(row)
+        user = _verified_user(request, user_values, session_hash)
+        if user is None:
+            return None
+        study = _instance(Study, study_values)
+        return user, study, engine.enrolment_from_row(study, enrolment)
+
+    return engine.claim_next(load)
+
+
+def _fast_submit(request, token: str, assignment_token: str, data, key, timings):
+    """The submit through one transaction whose first statement reads the sign-in, the study
+    and the locked assignment; None when unsure (ask the standard way)."""
+    signed = _session_sign_in(request)
+    if signed is None or connection.vendor != "postgresql":
+        return None
+    user_id, session_hash = signed
+
+    def load():
+        with connection.cursor() as cursor:
+            row = engine._execute(
+                cursor, _submit_sql(), [token, assignment_token, user_id]
+            ).fetchone()
+        if row is None:
+            return None  # no such task of theirs, or no access: the standard way says which
+        user_values, study_values, assignment = _split(row)
+        user = _verified_user(request, user_values, session_hash)
+        if user is None:
+            return None
+        study = _instance(Study, study_values)
+        return user, study, assignment_from_row(assignment, assignment_token, user, study)
+
+    return submit_with(
+        load, assignment_token=assignment_token, data=data, idempotency_key=key, timings=timings
+    )
 
 
 def signed_in_annotator_study(request, token: str):
@@ -189,10 +297,14 @@ def task_payload(assignment) -> dict:
 
 @require_GET
 def next_task(request, token: str):
-    user, study = signed_in_annotator_study(request, token)
-    if user is None:
-        return _unauthenticated()
-    assignment = engine.next_assignment(user, study)
+    found = _fast_next(request, token)
+    if found is None:
+        user, study = signed_in_annotator_study(request, token)
+        if user is None:
+            return _unauthenticated()
+        assignment = engine.next_assignment(user, study)
+    else:
+        user, study, assignment = found
     if assignment is None:
         state = engine.work_state(user, study)
         return JsonResponse(
@@ -224,22 +336,35 @@ def _body(request) -> tuple[dict, dict | None]:
     return data, None
 
 
+def _answer(request) -> tuple[dict, dict | None, str | None]:
+    data, timings = _body(request)
+    key = request.headers.get("Idempotency-Key") or data.pop("idempotency_key", None)
+    return data, timings, key
+
+
 @require_POST
 def submit(request, token: str, assignment_token: str):
-    user, study = signed_in_annotator_study(request, token)
-    if user is None:
-        return _unauthenticated()
+    result = None
     try:
-        data, timings = _body(request)
-        key = request.headers.get("Idempotency-Key") or data.pop("idempotency_key", None)
-        result = submit_label(
-            annotator=user,
-            assignment_token=assignment_token,
-            data=data,
-            idempotency_key=key,
-            timings=timings,
-            study=study,
-        )
+        try:
+            data, timings, key = _answer(request)
+        except AnswerError:
+            pass  # the standard way below: who is asking is settled before the body
+        else:
+            result = _fast_submit(request, token, assignment_token, data, key, timings)
+        if result is None:
+            user, study = signed_in_annotator_study(request, token)
+            if user is None:
+                return _unauthenticated()
+            data, timings, key = _answer(request)
+            result = submit_label(
+                annotator=user,
+                assignment_token=assignment_token,
+                data=data,
+                idempotency_key=key,
+                timings=timings,
+                study=study,
+            )
     except AnswerError as err:
         return JsonResponse(
             {"status": "invalid", "field": err.field, "message": err.message}, status=400

@@ -121,14 +121,14 @@ class Walk:
     cursor: int | None  # lowest key still to visit in the current segment (None: its start)
 
 
-def _pick_sql() -> str:
+def _pick_sql(only_if: str = "") -> str:
     lock = " FOR UPDATE OF u SKIP LOCKED" if _pg() else ""
     # The literals must stay literals: they are what matches the partial index unit_open_pick.
     # OFFSET 0 keeps NOT EXISTS a per-row probe of (annotator, unit); as an anti join PostgreSQL
     # would read all of the annotator's assignments on every pick, growing with their work.
     return (
         "SELECT u.id, u.shuffle_key, u.kind FROM annotation_unit u"
-        " WHERE u.study_id = %s AND u.role = 'production' AND u.open_slots > 0"
+        " WHERE " + only_if + "u.study_id = %s AND u.role = 'production' AND u.open_slots > 0"
         " AND u.shuffle_key >= %s AND u.shuffle_key < %s"
         " AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.annotator_id = %s"
         " AND a.unit_id = u.id AND a.purpose = 'production'"
@@ -149,8 +149,35 @@ def _pick_with_members_sql() -> str:
     )
 
 
+def _open_lease_or_pick_sql() -> str:
+    """PostgreSQL: the annotator's open lease if they hold one, else the pick and the picked
+    unit's members, in one statement. Rows: (open lease id, then as `_pick_with_members_sql`);
+    a lease comes as one row with only its id, and then nothing is picked (or locked)."""
+    return (
+        "WITH open_lease AS ("
+        + _OPEN_LEASE_SQL
+        + "), picked AS ("
+        + _pick_sql(only_if="NOT EXISTS (SELECT 1 FROM open_lease) AND ")
+        + ") SELECT NULL::bigint, picked.id, picked.shuffle_key, picked.kind, uo.output_id,"
+        " o.system_id, o.prompt_id, p.text, o.text, uo.position FROM picked"
+        " JOIN annotation_unitoutput uo ON uo.unit_id = picked.id"
+        " JOIN annotation_output o ON o.id = uo.output_id"
+        " JOIN annotation_prompt p ON p.id = o.prompt_id"
+        " UNION ALL SELECT open_lease.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+        " FROM open_lease ORDER BY 10"
+    )
+
+
+@dataclass(frozen=True)
+class OpenLease:
+    """What `pick_production` found instead of a unit: the annotator's open lease."""
+
+    id: int
+
+
 def _execute(cursor, sql: str, params):
-    """Run a hot-path statement; on PostgreSQL as a server-side prepared statement."""
+    """Run a hot-path statement; on PostgreSQL as a server-side prepared statement (planned once
+    per connection). Returns a cursor to fetch from."""
     if _pg():
         # Django's wrapper turns psycopg's errors into django.db's (IntegrityError and the rest).
         with connection.wrap_database_errors:
@@ -169,18 +196,29 @@ def _prepared_cursor():
     return psycopg.Cursor(connection.connection)
 
 
-def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk):
+def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk, open_lease_at=None):
     """Lock the next eligible production unit on the annotator's walk, or None.
 
     Returns (unit id, key, members): on PostgreSQL `members` are the unit's member rows as
     `present` reads them (read in the same statement), elsewhere None. Advances `walk` past
     empty segments; the cursor is left *at* the picked key (the caller moves it past when the
     unit is taken). After MAX_PROBES empty segments it jumps to a random point.
+
+    With `open_lease_at` (PostgreSQL; a time, adapted for the database) the first probe first
+    looks for the annotator's open lease in this study at that time, in the same statement, and
+    returns it as an OpenLease if there is one (nothing is picked then).
     """
     pg = _pg()
     sql = _pick_with_members_sql() if pg else _pick_sql()
+    first = [open_lease_at] if pg and open_lease_at is not None else []
 
     def probe(lo, hi):
+        if first:
+            params = (annotator_id, study_id, first.pop(), study_id, lo, hi, annotator_id)
+            rows = _execute(cursor, _open_lease_or_pick_sql(), params).fetchall()
+            if rows and rows[0][0] is not None:
+                return OpenLease(rows[0][0])
+            return (rows[0][1], rows[0][2], [r[3:9] for r in rows]) if rows else None
         if pg:
             rows = _execute(cursor, sql, (study_id, lo, hi, annotator_id)).fetchall()
             return (rows[0][0], rows[0][1], [r[2:] for r in rows]) if rows else None
@@ -194,6 +232,8 @@ def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk):
         if walk.cursor is not None:
             lo = max(lo, walk.cursor)
         picked = probe(lo, hi)
+        if isinstance(picked, OpenLease):
+            return picked
         if picked:
             walk.cursor = picked[1]
             return picked
@@ -212,18 +252,23 @@ def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk):
 # --- gates ----------------------------------------------------------------------------------
 
 
+# The enrolment's columns as `_Enrolment` takes them (alias e).
+ENROLMENT_COLUMNS = (
+    "e.id, e.queue_seed, e.positions_issued, e.walk_pass, e.walk_step, e.walk_cursor,"
+    " e.qualified_at, e.quota,"
+    " (SELECT g.number FROM annotation_guideversion g"
+    "  WHERE g.id = e.calibrated_guide_version_id),"
+    " (SELECT g.id FROM annotation_guideversion g WHERE g.study_id = e.study_id"
+    "  ORDER BY g.number DESC LIMIT 1),"
+    " (SELECT MAX(g.number) FROM annotation_guideversion g WHERE g.study_id = e.study_id"
+    "  AND g.requires_recalibration AND g.published_at > e.created_at), e.pool"
+)
+
+
 def _enrolment_sql(lock: bool) -> str:
     return (
-        "SELECT e.id, e.queue_seed, e.positions_issued, e.walk_pass, e.walk_step, e.walk_cursor,"
-        " e.qualified_at, e.quota,"
-        " (SELECT g.number FROM annotation_guideversion g"
-        "  WHERE g.id = e.calibrated_guide_version_id),"
-        " (SELECT g.id FROM annotation_guideversion g WHERE g.study_id = e.study_id"
-        "  ORDER BY g.number DESC LIMIT 1),"
-        " (SELECT MAX(g.number) FROM annotation_guideversion g WHERE g.study_id = e.study_id"
-        "  AND g.requires_recalibration AND g.published_at > e.created_at), e.pool"
-        " FROM annotation_enrolment e WHERE e.study_id = %s AND e.user_id = %s"
-        + (" FOR UPDATE OF e" if lock and _pg() else "")
+        "SELECT " + ENROLMENT_COLUMNS + " FROM annotation_enrolment e"
+        " WHERE e.study_id = %s AND e.user_id = %s" + (" FOR UPDATE OF e" if lock and _pg() else "")
     )
 
 
@@ -245,8 +290,11 @@ class _Enrolment:
 
 def _load_enrolment(cursor, study: Study, annotator, lock: bool) -> _Enrolment | None:
     row = _execute(cursor, _enrolment_sql(lock), (study.id, annotator.id)).fetchone()
-    if row is None:
-        return None
+    return None if row is None else enrolment_from_row(study, row)
+
+
+def enrolment_from_row(study: Study, row) -> _Enrolment:
+    """The enrolment from its ENROLMENT_COLUMNS."""
     e = _Enrolment(*row)
     if e.quota is None:
         e.quota = study.quota_per_annotator
@@ -419,12 +467,32 @@ def next_assignment(annotator, study: Study, *, now=None) -> Assignment | None:
     None means a gate stops the annotator, or nothing is left for them (decided only after the
     study's expired leases were reclaimed); `work_state` says which.
     """
+    found = claim_next(
+        lambda cursor: (annotator, study, _load_enrolment(cursor, study, annotator, lock=True)),
+        now=now,
+    )
+    return found[2]
+
+
+def claim_next(load, *, now=None) -> tuple | None:
+    """`next_assignment` for a caller that reads the annotator and study itself, in the first
+    statement of the claim's transaction (one statement and one transaction for the sign-in,
+    the study and the enrolment's lock).
+
+    `load(cursor)` returns (annotator, study, their enrolment locked `FOR UPDATE`, read as
+    ENROLMENT_COLUMNS by `enrolment_from_row`, or None), or None when it cannot tell (nothing
+    is claimed and the answer is None). Returns (annotator, study, Assignment or None).
+    """
     now = now or timezone.now()
     _maybe_reclaim_all(now)
     for attempt in range(3):
         try:
             with transaction.atomic():
-                return _claim(annotator, study, now)
+                loaded = load(connection.cursor())
+                if loaded is None:
+                    return None
+                annotator, study, e = loaded
+                return annotator, study, _claim(annotator, study, e, now)
         except IntegrityError:
             # Only a race on the same annotator's rows gets here (a lease they were given in a
             # parallel request); the next attempt sees it.
@@ -440,30 +508,31 @@ _OPEN_LEASE_SQL = (
 )
 
 
-def _claim(annotator, study: Study, now) -> Assignment | None:
+def _claim(annotator, study: Study, e: _Enrolment | None, now) -> Assignment | None:
     cursor = connection.cursor()
-    e = _load_enrolment(cursor, study, annotator, lock=True)
     if e is None or gate_reason(study, e):
         return None  # a paused or closed study takes no answers, so its open leases are not shown
-    # A statement of its own, after the lock: a subquery of the locking statement would read
-    # the snapshot from before a parallel claim of this annotator committed.
-    lease = _execute(
-        cursor,
-        _OPEN_LEASE_SQL,
-        (annotator.id, study.id, connection.ops.adapt_datetimefield_value(now)),
-    ).fetchone()
-    if lease is not None:
-        return Assignment.objects.get(pk=lease[0])
+    # The open lease is looked for in a statement after the lock: a subquery of the locking
+    # statement would read the snapshot from before a parallel claim of this annotator
+    # committed. Without a quota it rides along in the pick's first probe (PostgreSQL).
+    at = connection.ops.adapt_datetimefield_value(now)
+    fused = _pg() and e.quota is None
     quota_left = None
-    if e.quota is not None:
-        quota_left = e.quota - _active_count(annotator, study)
-        if quota_left <= 0:
-            return None
+    if not fused:
+        lease = _execute(cursor, _OPEN_LEASE_SQL, (annotator.id, study.id, at)).fetchone()
+        if lease is not None:
+            return Assignment.objects.get(pk=lease[0])
+        if e.quota is not None:
+            quota_left = e.quota - _active_count(annotator, study)
+            if quota_left <= 0:
+                return None
     seed = e.seed or mix64(e.id, 0x5EED) >> 2  # an enrolment made before seeds were drawn
     position = e.positions_issued + 1
     walk = Walk(seed, e.walk_pass, e.walk_step, e.walk_cursor)
 
-    picked = pick_production(cursor, study.id, annotator.id, walk)
+    picked = pick_production(cursor, study.id, annotator.id, walk, at if fused else None)
+    if isinstance(picked, OpenLease):
+        return Assignment.objects.get(pk=picked.id)
     if picked is None and reclaim_expired(study, now=now):
         picked = pick_production(cursor, study.id, annotator.id, walk)
     if picked is None:

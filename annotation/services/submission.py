@@ -95,14 +95,42 @@ def submit_label(
     stored) when the answer does not fit the study's scheme.
     """
     key = _key(idempotency_key)
-    db_key = Label._meta.get_field("idempotency_key").get_db_prep_value(key, connection)
+    return submit_with(
+        lambda: (annotator, study, _locked_assignment(assignment_token, annotator, study)),
+        assignment_token=assignment_token,
+        data=data,
+        idempotency_key=key,
+        timings=timings,
+    )
+
+
+def submit_with(
+    load, *, assignment_token: str, data, idempotency_key, timings: dict | None = None
+) -> SubmitResult | None:
+    """`submit_label` for a caller that reads the annotator, the study and the locked assignment
+    itself, in the first statement of the store's transaction (one statement and one
+    transaction for the sign-in, the study and the lock).
+
+    `load()` returns (annotator, study, the assignment locked `FOR UPDATE` as
+    `assignment_from_row` builds it, or None), or None when it cannot tell (nothing is stored
+    and the answer is None).
+    """
+    loaded = []
     # No look-up of the key first: a retry of a stored answer finds its assignment submitted
     # (under the lock), and a key already used elsewhere fails the unique constraint below.
     try:
         with transaction.atomic():
-            return _store(annotator, assignment_token, data, key, db_key, timings, study)
+            found = load()
+            if found is None:
+                return None
+            loaded[:] = found
+            annotator, study, assignment = found
+            key = _key(idempotency_key)
+            db_key = Label._meta.get_field("idempotency_key").get_db_prep_value(key, connection)
+            return _store(annotator, assignment, data, key, db_key, timings)
     except IntegrityError:
         # The key was used before (on another assignment, or a parallel post won the race).
+        annotator = loaded[0]
         used = Label.objects.filter(idempotency_key=key).select_related("assignment").first()
         if used is not None:
             if used.annotator_id == annotator.id and used.assignment.token == assignment_token:
@@ -147,14 +175,21 @@ _CLOSE_SQL = "UPDATE annotation_assignment SET status = 'submitted', closed_at =
 _CLOSE_AND_LABEL_SQL = "WITH closed AS (" + _CLOSE_SQL + ") " + _LABEL_SQL
 
 
+# The assignment's columns as `assignment_from_row` takes them (alias a).
+ASSIGNMENT_COLUMNS = ", ".join(f"a.{name}" for name in _FIELDS)
+
+
 def _locked_assignment(token: str, annotator, study) -> Assignment | None:
     """The annotator's assignment with this token, locked until the end of the transaction."""
     sql = _LOCK_SQL + (" FOR UPDATE" if connection.vendor == "postgresql" else "")
     row = _execute(
         connection.cursor(), sql, (token, annotator.id, study.id if study else None)
     ).fetchone()
-    if row is None:
-        return None
+    return None if row is None else assignment_from_row(row, token, annotator, study)
+
+
+def assignment_from_row(row, token: str, annotator, study) -> Assignment:
+    """The Assignment from its ASSIGNMENT_COLUMNS (`study`: its study, or None to read it)."""
     values = dict(zip(_FIELDS, row, strict=True))
     # Raw rows come back as the driver returns them: decode JSON (and SQLite's text dates).
     meta = Assignment._meta
@@ -169,8 +204,7 @@ def _locked_assignment(token: str, annotator, study) -> Assignment | None:
     return a
 
 
-def _store(annotator, token, data, key, db_key, timings, study) -> SubmitResult:
-    assignment = _locked_assignment(token, annotator, study)
+def _store(annotator, assignment, data, key, db_key, timings) -> SubmitResult:
     if assignment is None:
         return _not_found()
     if assignment.status == Assignment.Status.SUBMITTED:
