@@ -16,6 +16,8 @@ def no_queued_recomputations(monkeypatch):
 
     monkeypatch.setattr(services, "_queued_until", {})
     monkeypatch.setattr(services, "_state_rows", set())
+    monkeypatch.setattr(services, "_checked_until", {})
+    monkeypatch.setattr(services, "_unchecked", set())
 
 
 @pytest.fixture
