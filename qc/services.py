@@ -206,21 +206,25 @@ def _arm_flusher(delay: float) -> None:
 
 def _timer_flush() -> None:
     try:
-        flush_unchecked()
+        flush_unchecked(due_only=True)
     finally:
-        connection.close()  # this thread's own connection
+        connection.close()  # this thread's own connection (if it opened one)
 
 
-def flush_unchecked() -> int:
-    """Check the marker of every study with labels committed since this process last asked;
-    returns how many runs were queued."""
+def flush_unchecked(due_only: bool = False) -> int:
+    """Check the marker of every study with labels committed since this process last asked
+    (`due_only`: only those whose window has passed; the timer comes back for the others, so
+    a busy process, whose labels check for themselves, opens no connection for it); returns
+    how many runs were queued."""
     with _coalesce_lock:
         _flusher_armed[0] = False  # labels committed from now on arm a new timer
-        studies = sorted(_unchecked)
-        _unchecked.clear()
-        until = time.monotonic() + check_every_seconds()
+        now = time.monotonic()
+        studies = sorted(s for s in _unchecked if not due_only or now >= _checked_until.get(s, 0.0))
+        _unchecked.difference_update(studies)
+        if _unchecked:
+            _arm_flusher(2 * check_every_seconds())
         for study_id in studies:
-            _checked_until[study_id] = until
+            _checked_until[study_id] = now + check_every_seconds()
     queued = 0
     for study_id in studies:
         try:
