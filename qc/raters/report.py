@@ -266,7 +266,9 @@ def build_rater_reports(
     }
     by_rater = np.argsort(data.annotator, kind="stable")
     split_at = np.searchsorted(data.annotator[by_rater], annotators[1:])
-    rows_by_rater = dict(zip(annotators.tolist(), np.split(by_rater, split_at), strict=True))
+    # np.split of an empty study still gives one (empty) piece: no raters, no rows.
+    pieces = np.split(by_rater, split_at) if annotators.size else []
+    rows_by_rater = dict(zip(annotators.tolist(), pieces, strict=True))
     rep_by_rater = defaultdict(list)
     for r_i, label_i in enumerate(rep.tolist()):
         rep_by_rater[int(data.annotator[label_i])].append(r_i)

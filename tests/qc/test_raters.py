@@ -224,3 +224,16 @@ def test_rater_names_render_inert(client):
         html = client.get(url).content.decode()
         assert "<img src=x" not in html, url
         assert "&lt;img src=x" in html, url
+
+
+def test_a_study_without_labels_stores_an_empty_rater_report():
+    """Before anyone has labelled, the rater report is stored (no raters), not logged as failed."""
+    from qc.models import RecomputeState
+    from tests.factories import make_study
+
+    study = make_study(n_prompts=3)
+    services.recompute(study.pk)
+    report = QualityReport.objects.filter(study=study, kind="raters").latest("created_at")
+    assert not RaterReport.objects.filter(study=study, fingerprint=report.fingerprint).exists()
+    state = RecomputeState.objects.filter(study=study).first()
+    assert state is None or not (state.last_error or "").startswith("rater report")

@@ -13,7 +13,8 @@ def _labelled(w):
     from tests.qc.labels import add_labels
 
     if "label" not in w.extra:
-        unit = w.study_a.units.order_by("id").first()
+        # Not the unit of the annotator's open lease: one production label per annotator and unit.
+        unit = w.study_a.units.exclude(pk=w.lease.unit_id).order_by("id").first()
         (w.extra["label"],) = add_labels(
             w.study_a, [{"unit": unit, "annotator": w.users["annotator_here"], "choice": "safe"}]
         )
