@@ -184,7 +184,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 # Login throttling (django-axes): failures are counted per address and, separately, per account
 # name; at AXES_FAILURE_LIMIT in a row either is paused for AXES_COOLOFF_MINUTES and then
-# unlocked by itself (never a permanent lockout of a known user); a success resets the count.
+# unlocked by itself (never a permanent lockout of a known user). A success does not wipe the
+# count: axes would clear every failure of the address, so a guesser with an account of their own
+# could sign in every few guesses and never be paused; failures age out with the cool-off instead.
 # A wrong API token counts against its address too (annotation.rest.authentication).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
@@ -193,7 +195,7 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "10"))
 AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("AXES_COOLOFF_MINUTES", "15")))
 AXES_LOCKOUT_PARAMETERS = "concord.middleware.lockout_parameters"
-AXES_RESET_ON_SUCCESS = True
+AXES_RESET_ON_SUCCESS = False
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_CLIENT_IP_CALLABLE = "concord.middleware.client_ip"

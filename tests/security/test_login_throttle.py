@@ -69,14 +69,18 @@ def test_the_pause_ends_by_itself_so_a_known_user_is_never_locked_out_for_good(s
     assert signed_in(attempt(user.username, PASSWORD))
 
 
-def test_a_success_resets_the_count():
-    user = UserFactory()
+def test_a_success_does_not_wipe_the_count_so_a_guesser_cannot_reset_it(settings):
+    """An attacker with an account of their own cannot sign in between guesses to start over;
+    the failures age out with the cool-off instead."""
+    settings.AXES_FAILURE_LIMIT = 5
+    mine, theirs = UserFactory(), UserFactory()
     for _ in range(4):
-        attempt(user.username, "wrong")
-    assert signed_in(attempt(user.username, PASSWORD))
-    for _ in range(4):
-        attempt(user.username, "wrong")
-    assert signed_in(attempt(user.username, PASSWORD))
+        attempt(theirs.username, "wrong")
+    assert signed_in(attempt(mine.username, PASSWORD))
+    assert attempt(theirs.username, "wrong again").status_code == 429
+    past = timezone.now() - settings.AXES_COOLOFF_TIME - timedelta(seconds=1)
+    AccessAttempt.objects.update(attempt_time=past)
+    assert signed_in(attempt(theirs.username, PASSWORD))
 
 
 def test_the_admin_sign_in_is_throttled_too():

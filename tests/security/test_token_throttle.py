@@ -84,3 +84,15 @@ def test_a_paused_address_is_paused_for_password_sign_in_too():
         reverse("login"), {"username": user.username, "password": PASSWORD}
     )
     assert response.status_code == 429
+
+
+def test_signing_in_with_a_password_between_guesses_does_not_reset_the_count():
+    """A guesser with an account of their own signs in every few guesses: still paused."""
+    user = UserFactory(password=PASSWORD)
+    secret = create_token(user, "script").secret
+    guess(LIMIT - 2)
+    client = Client(REMOTE_ADDR=GUESSER)
+    client.post(reverse("login"), {"username": user.username, "password": PASSWORD})
+    assert "_auth_user_id" in client.session
+    guess(2)
+    assert call(secret).status_code == 429
