@@ -24,6 +24,8 @@ ERRORS = {
     "405": "Method not allowed on this route.",
     "429": "Too many requests; retry after the Retry-After header.",
 }
+# Only where a body is read: a media type the operation does not parse, or a malformed one.
+BODY_ERROR = "Unsupported or malformed body media type (see the operation's request body)."
 
 
 def add_error_responses(result, generator, request, public):
@@ -33,7 +35,10 @@ def add_error_responses(result, generator, request, public):
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
-            for code, text in ERRORS.items():
+            errors = dict(ERRORS)
+            if "requestBody" in operation:
+                errors["415"] = BODY_ERROR
+            for code, text in errors.items():
                 responses.setdefault(
                     code,
                     {

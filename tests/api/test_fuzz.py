@@ -83,10 +83,6 @@ def connection_kept_open():
 @schema.parametrize()
 @settings(suppress_health_check=list(HealthCheck), deadline=None)
 def test_api_conforms_to_its_schema(case, role, world, api_unthrottled, connection_kept_open):
-    if role == "annotator" and lead_write(case):
-        # Every lead route answers an annotator 404 before reading the body (the permission
-        # matrix checks that, changing nothing); fuzzing their bodies as one would only cost time.
-        pytest.skip("lead writes are fuzzed as lead and staff")
     user = {"annotator": world.annotator, "lead": world.lead, "staff": world.staff}[role]
     secret = create_token(user, f"fuzz {role}").secret if not hasattr(user, "_fuzz") else user._fuzz
     user._fuzz = secret
@@ -95,6 +91,13 @@ def test_api_conforms_to_its_schema(case, role, world, api_unthrottled, connecti
         params["study"] = world.study.token
     if "workspace" in params:
         params["workspace"] = world.study.workspace.slug
+    if role == "annotator" and lead_write(case):
+        # A lead's write, whatever its body, is refused to an annotator of the same study before
+        # the body is read (404 on the study's routes; 400 for a workspace they do not lead).
+        # The permission matrix checks that nothing changes; here every generated body is tried.
+        response = case.call(headers={"Authorization": f"Bearer {secret}"})
+        assert response.status_code in (400, 404, 415), (case.method, case.path, response.status_code)
+        return
     try:
         response = case.call_and_validate(
             headers={"Authorization": f"Bearer {secret}"}, checks=CHECKS
