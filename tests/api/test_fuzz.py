@@ -96,7 +96,11 @@ def test_api_conforms_to_its_schema(case, role, world, api_unthrottled, connecti
         # the body is read (404 on the study's routes; 400 for a workspace they do not lead).
         # The permission matrix checks that nothing changes; here every generated body is tried.
         response = case.call(headers={"Authorization": f"Bearer {secret}"})
-        assert response.status_code in (400, 404, 415), (case.method, case.path, response.status_code)
+        assert response.status_code in (400, 404, 415), (
+            case.method,
+            case.path,
+            response.status_code,
+        )
         return
     try:
         response = case.call_and_validate(
