@@ -137,6 +137,19 @@ def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2):
     pytest.fail(f"condition not met within {timeout:.0f} s")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing(request):
+    """Tests hash with MD5: PBKDF2's deliberate 0.4 s per password, over the thousands of users the
+    fixtures create, was minutes of the suite. Production keeps Django's default hashers."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield
+        return
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _reports_recompute_only_where_tested(request):
     """Only the report pipeline's own tests recompute on every label; elsewhere (engine, workbench)

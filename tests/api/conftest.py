@@ -12,11 +12,6 @@ from tests.factories import MembershipFactory, UserFactory, enrol, make_study
 
 
 @pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def no_earlier_throttle_counts():
     """Throttle counts are cached per user id, and SQLite reuses the ids of rolled-back users."""
     from django.core.cache import caches

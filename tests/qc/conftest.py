@@ -1,13 +1,7 @@
-"""Fixtures of the quality-report tests: fast password hashing for the many simulated raters, and
-an empty in-process debounce and state-row memo (SQLite reuses ids, so a study could inherit an
-earlier one's)."""
+"""Fixtures of the quality-report tests: an empty in-process debounce and state-row memo (SQLite
+reuses ids, so a study could inherit an earlier one's)."""
 
 import pytest
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)
