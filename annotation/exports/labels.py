@@ -140,6 +140,19 @@ def _people(study: Study) -> _Lookup:
     )
 
 
+def label_text(study: Study, fmt: str) -> Iterator[str]:
+    """The raw label export as streamed text, `csv` (free-text cells formula-escaped) or
+    `jsonl`: what the export page, the API and `manage.py export_labels` all serve."""
+    from annotation.exports.writers import csv_text, jsonl_text
+
+    rows = label_tuples(study)
+    if fmt == "csv":
+        return csv_text(rows, COLUMNS, FREE_TEXT)
+    if fmt == "jsonl":
+        return jsonl_text(rows, COLUMNS)
+    raise ValueError(f"fmt: expected csv or jsonl, got {fmt!r}")
+
+
 def label_rows(study: Study) -> Iterator[dict]:
     """Every label of the study as export rows (dicts keyed by COLUMNS), in label id order."""
     for row in label_tuples(study):

@@ -8,8 +8,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.views import APIView
 
 from annotation.exports import study_file as files
-from annotation.exports.labels import COLUMNS, label_rows
-from annotation.exports.writers import csv_text, jsonl_text
+from annotation.exports.labels import label_text
 from annotation.rest.permissions import LeadStudyMixin
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
@@ -39,9 +38,7 @@ class LabelExport(LeadStudyMixin, APIView):
     def get(self, request, study, fmt):
         if fmt not in FORMATS:
             raise Http404("No such format: csv or jsonl.")
-        rows = label_rows(self.study)
-        body = csv_text(rows, COLUMNS) if fmt == "csv" else jsonl_text(rows)
-        response = StreamingHttpResponse(body, content_type=FORMATS[fmt])
+        response = StreamingHttpResponse(label_text(self.study, fmt), content_type=FORMATS[fmt])
         return _attachment(response, self.study, f"labels.{fmt}")
 
 

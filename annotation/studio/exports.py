@@ -13,8 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation import selectors
 from annotation.exports import study_file as files
-from annotation.exports.labels import COLUMNS, FREE_TEXT, label_tuples
-from annotation.exports.writers import csv_text, jsonl_text
+from annotation.exports.labels import COLUMNS, label_text
 
 
 class StudyFileForm(forms.Form):
@@ -43,15 +42,12 @@ def export_page(request, token: str):
 @login_required
 def labels_download(request, token: str, fmt: str):
     study = selectors.lead_study_or_404(request.user, token)
-    if fmt == "csv":
-        body = csv_text(label_tuples(study), COLUMNS, FREE_TEXT)
-        content_type = "text/csv; charset=utf-8"
-    elif fmt == "jsonl":
-        body = jsonl_text(label_tuples(study), COLUMNS)
-        content_type = "application/x-ndjson; charset=utf-8"
-    else:
+    content_type = {"csv": "text/csv", "jsonl": "application/x-ndjson"}.get(fmt)
+    if content_type is None:
         raise Http404("No such format.")
-    response = StreamingHttpResponse(body, content_type=content_type)
+    response = StreamingHttpResponse(
+        label_text(study, fmt), content_type=f"{content_type}; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{_name(study, "labels")}.{fmt}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response

@@ -424,6 +424,10 @@ def test_raw_labels_stream_as_csv_and_the_study_file_downloads(world):
     assert answer.status_code == 200 and answer.streaming
     text = b"".join(answer.streaming_content).decode()
     assert text.startswith("label_id,")
+    browser = Client()
+    browser.force_login(world.lead)
+    page = browser.get(reverse("studio-export-labels", args=[world.study.token, "csv"]))
+    assert b"".join(page.streaming_content).decode() == text  # the page's download, unchanged
     assert answer["Content-Disposition"].startswith("attachment;")
     assert client.get(url("api-labels-export", world.study, "xlsx")).status_code == 404
     assert client.get(url("api-labels-export", world.other, "csv")).status_code == 404

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from annotation.exports.labels import COLUMNS, FREE_TEXT, label_rows, label_tuples
+from annotation.exports.labels import COLUMNS, FREE_TEXT, label_rows, label_text, label_tuples
 from annotation.exports.writers import csv_text, jsonl_text
 from annotation.models import Enrolment, GuideVersion, Label, Output, Study, System, Unit
 from annotation.presentation import output_ids
@@ -138,9 +138,12 @@ def check(study: Study) -> None:
     assert [dict(zip(COLUMNS, r, strict=True)) for r in label_tuples(study)] == expected
     assert "".join(csv_text(label_tuples(study), COLUMNS, FREE_TEXT)) == reference_csv(expected)
     assert "".join(jsonl_text(label_tuples(study), COLUMNS)) == reference_jsonl(expected)
-    # The dict rows through the writers' defaults (the REST download) give the same text.
+    # The dict rows through the writers' defaults give the same text.
     assert "".join(csv_text(label_rows(study), COLUMNS)) == reference_csv(expected)
     assert "".join(jsonl_text(label_rows(study))) == reference_jsonl(expected)
+    # What the export page, the API and the command serve.
+    assert "".join(label_text(study, "csv")) == reference_csv(expected)
+    assert "".join(label_text(study, "jsonl")) == reference_jsonl(expected)
 
 
 def test_output_units_with_gold_repeats_pools_pseudonyms_and_guide_versions():

@@ -8,8 +8,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from annotation.exports.labels import COLUMNS, FREE_TEXT, label_tuples
-from annotation.exports.writers import csv_text, jsonl_text
+from annotation.exports.labels import label_text
 from annotation.models import Study
 
 
@@ -29,10 +28,7 @@ class Command(BaseCommand):
         found = Study.objects.filter(match).first()
         if found is None:
             raise CommandError(f"No study {study!r}.")
-        rows = label_tuples(found)
-        chunks = (
-            csv_text(rows, COLUMNS, FREE_TEXT) if format == "csv" else jsonl_text(rows, COLUMNS)
-        )
+        chunks = label_text(found, format)
         out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8", newline="")  # noqa: SIM115
         try:
             for chunk in chunks:
