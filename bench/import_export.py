@@ -56,6 +56,9 @@ def measure(label: str, args: list[str]) -> dict:
     ok = seconds < TARGET_SECONDS and mib < TARGET_MIB
     verdict = "ok" if ok else "OVER TARGET"
     print(f"{label:<34} {seconds:7.1f} s wall {cpu:7.1f} s cpu {mib:6.0f} MiB  {verdict}")
+    for line in stderr.splitlines():  # the import's own log of its phases
+        if "annotation.imports" in line or line.startswith("import "):
+            print(f"    {line.strip()}")
     return {
         "step": label,
         "seconds": round(seconds, 2),

@@ -9,6 +9,7 @@ built and memory stays flat however many labels the study has.
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC
 
 from django.contrib.auth import get_user_model
 from django.db import connection
@@ -97,6 +98,8 @@ def _iso(value) -> str:
         return ""
     if value.__class__ is str:  # PostgreSQL formats them (_PG_ISO)
         return value
+    if value.tzinfo is None:  # SQLite's raw rows: naive, in UTC
+        value = value.replace(tzinfo=UTC)
     return value.isoformat()
 
 

@@ -14,6 +14,7 @@
 Text is stored as data: nothing in a file is fetched, evaluated or rendered unescaped.
 """
 
+import logging
 import os
 import shutil
 import time
@@ -30,6 +31,7 @@ from annotation.imports.parsers import Reader, Row, RowError
 from annotation.models import ImportJob, Study
 
 Progress = Callable[[ImportJob], None]
+log = logging.getLogger(__name__)
 # The tables each kind writes (their statistics are refreshed after a publish).
 WRITES = {
     "systems": ("annotation_system",),
@@ -187,7 +189,8 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
     reader = Reader(stream, job.format, max_line_bytes())
     header_checked = job.format != ImportJob.Format.CSV
     rows = 0
-    last = time.monotonic()
+    last = started = time.monotonic()
+    phases: dict[str, float] = {}
     try:
         for item in reader:
             if isinstance(item, RowError):
@@ -207,9 +210,11 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
                 if progress:
                     progress(job)
         stager.flush()
+        phases["read"] = time.monotonic() - started
         staging.analyze()
         if rows > 10_000:  # large files: the checks join the study's content too
             staging.analyze(*READS.get(job.kind, ()))
+        phases["analyze"] = time.monotonic() - started - sum(phases.values())
         job.bytes_read, job.rows_read = reader.bytes_read, rows
         job.status = ImportJob.Status.CHECKING
         _save(job, "bytes_read", "rows_read", "status")
@@ -219,9 +224,11 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
             with transaction.atomic():
                 Study.objects.select_for_update().filter(pk=study.pk).first()
                 _check(kind, job, errors)
+                phases["check"] = time.monotonic() - started - sum(phases.values())
                 if errors.count:
                     raise ImportRejected
                 created = _publish(kind, job)
+                phases["publish"] = time.monotonic() - started - sum(phases.values())
                 _test_pause()
                 job.status, job.finished_at = ImportJob.Status.DONE, timezone.now()
                 job.created, job.unchanged = created, rows - created
@@ -233,6 +240,14 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
             staging.analyze(*WRITES[job.kind])
     finally:
         staging.clear(job.pk)
+        phases["commit and clean-up"] = time.monotonic() - started - sum(phases.values())
+        log.info(
+            "import %s (%s, %s rows): %s",
+            job.pk,
+            job.kind,
+            f"{rows:,}",
+            ", ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items()),
+        )
     if progress:
         progress(job)
     return job
@@ -280,9 +295,11 @@ def _check(kind, job: ImportJob, errors: _Errors) -> None:
     params = _params(job)
     found = []
     with connection.cursor() as cursor:
-        for check in kind.checks:
+        for number, check in enumerate(kind.checks, start=1):
+            began = time.monotonic()
             cursor.execute(f"SELECT count(*) FROM ({check.sql}) q", params)
             n = cursor.fetchone()[0]
+            log.debug("import %s: check %s took %.2f s", job.pk, number, time.monotonic() - began)
             if not n:
                 continue
             errors.count += n

@@ -52,7 +52,7 @@ class Stager:
         else:
             ImportRow.objects.bulk_create(
                 [
-                    ImportRow(**dict(zip(COLUMNS, r[:-1], strict=True)), data=_loads(r[-1]))
+                    ImportRow(**dict(zip(COLUMNS[:-1], r[:-1], strict=True)), data=_loads(r[-1]))
                     for r in self.pending
                 ]
             )

@@ -79,7 +79,12 @@ class Writer:
         ]
         Label.objects.bulk_create(labels, batch_size=2000)
         stamped = [(lab.pk, row[3]) for lab, row in zip(labels, self.rows, strict=True) if row[3]]
-        if stamped:
+        if stamped and connection.vendor != "postgresql":
+            moments = dict(stamped)
+            for label in labels:
+                label.created_at = moments.get(label.pk, label.created_at)
+            Label.objects.bulk_update([x for x in labels if x.pk in moments], ["created_at"])
+        elif stamped:
             with connection.cursor() as c:
                 for i in range(0, len(stamped), 1000):
                     chunk = stamped[i : i + 1000]
