@@ -292,7 +292,10 @@ COMPARISONS = Kind(
     ),
 )
 
-_GOLD_JOIN = f"FROM {R} JOIN annotation_unit u ON u.study_id = %(study)s AND u.external_id = r.key"
+_GOLD_JOIN = (
+    f"FROM {R} JOIN annotation_unit u ON u.study_id = %(study)s AND u.external_id = r.key"
+    " AND u.external_id <> ''"
+)
 
 GOLD = Kind(
     name="gold",
@@ -310,7 +313,7 @@ GOLD = Kind(
             f"SELECT r.line, 'unit', 'unknown unit ' || r.key || ' (build the units first; a unit"
             f" of one output has the output''s id)' FROM {R} WHERE {STAGED} AND NOT EXISTS"
             f" (SELECT 1 FROM annotation_unit u WHERE u.study_id = %(study)s AND"
-            f" u.external_id = r.key)"
+            f" u.external_id = r.key AND u.external_id <> '')"
         ),
         Check(
             f"SELECT r.line, 'value', 'unit ' || r.key || ' already has a different gold answer,"

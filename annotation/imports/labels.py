@@ -143,16 +143,23 @@ def _json(field: str) -> str:
     return f"(r.data ->> '{field}')"
 
 
+# Every match on a unit's or label's external_id also says `external_id <> ''`: the condition of
+# their partial unique indexes, which PostgreSQL cannot infer from `= r.key` and without which
+# it scans the study's rows (1.5 s per batch of 2,000 units instead of 5 ms).
 _EXISTING = (
     "EXISTS (SELECT 1 FROM annotation_label l WHERE l.study_id = %(study)s AND"
-    " l.external_id = r.key)"
+    " l.external_id = r.key AND l.external_id <> '')"
 )
-_UNIT = "JOIN annotation_unit u ON u.study_id = %(study)s AND u.external_id = r.b"
+_UNIT = (
+    "JOIN annotation_unit u ON u.study_id = %(study)s AND u.external_id = r.b"
+    " AND u.external_id <> ''"
+)
 
 CHECKS = (
     Check(
         f"SELECT r.line, 'unit', 'unknown unit ' || r.b FROM {R} WHERE {STAGED} AND NOT EXISTS"
-        " (SELECT 1 FROM annotation_unit u WHERE u.study_id = %(study)s AND u.external_id = r.b)"
+        " (SELECT 1 FROM annotation_unit u WHERE u.study_id = %(study)s AND u.external_id = r.b"
+        " AND u.external_id <> '')"
     ),
     Check(
         # One row per label, or per question of an SPA label.
@@ -170,7 +177,8 @@ CHECKS = (
     Check(
         f"SELECT r.line, 'id', 'label ' || r.key || ' already exists with another unit or"
         f" purpose' FROM {R} JOIN annotation_label l ON l.study_id = %(study)s AND"
-        f" l.external_id = r.key JOIN annotation_unit u ON u.id = l.unit_id WHERE {STAGED} AND"
+        f" l.external_id = r.key AND l.external_id <> '' JOIN annotation_unit u ON u.id = l.unit_id"
+        f" WHERE {STAGED} AND"
         " (u.external_id <> r.b OR l.purpose <> r.c)"
     ),
     Check(
@@ -195,7 +203,8 @@ CHECKS = (
         f" a.status IN ('leased', 'submitted')) + row_number() OVER (PARTITION BY n.b ORDER BY"
         f" n.line) AS n_labels FROM (SELECT min(r.line) AS line, r.key, r.b FROM {R} WHERE"
         f" {STAGED} AND r.c = 'production' AND NOT {_EXISTING} GROUP BY r.key, r.b) n JOIN"
-        f" annotation_unit u ON u.study_id = %(study)s AND u.external_id = n.b) d"
+        f" annotation_unit u ON u.study_id = %(study)s AND u.external_id = n.b AND"
+        " u.external_id <> '') d"
         " WHERE n_labels > overlap"
     ),
     Check(
@@ -203,7 +212,7 @@ CHECKS = (
         f" file nor in the study' FROM {R} WHERE {STAGED} AND r.d <> '' AND NOT EXISTS (SELECT 1"
         f" FROM annotation_importrow o WHERE o.job_id = %(job)s AND o.key = r.d AND o.c <>"
         " 'repeat') AND NOT EXISTS (SELECT 1 FROM annotation_label l WHERE l.study_id ="
-        " %(study)s AND l.external_id = r.d)"
+        " %(study)s AND l.external_id = r.d AND l.external_id <> '')"
     ),
     Check(
         f"SELECT r.line, 'guide_version', 'the study has no guide version ' ||"
@@ -243,7 +252,8 @@ def publish(job, params: dict) -> int:
     sql = (
         "SELECT r.key, r.line, r.a, r.b, r.c, r.d, r.text, r.number, r.data FROM"
         " annotation_importrow r WHERE r.job_id = %s AND NOT EXISTS (SELECT 1 FROM"
-        " annotation_label l WHERE l.study_id = %s AND l.external_id = r.key)"
+        " annotation_label l WHERE l.study_id = %s AND l.external_id = r.key AND"
+        " l.external_id <> '')"
         " ORDER BY CASE WHEN r.c = 'repeat' THEN 1 ELSE 0 END, r.key, r.line"
     )
     created = 0
@@ -318,18 +328,20 @@ def _write(study, batch, users, positions, guides, comparisons, systems) -> int:
     unit_ids = {group[0][3] for group in batch}
     units = {
         ext: (pk, kind)
-        for ext, pk, kind in Unit.objects.filter(study=study, external_id__in=unit_ids).values_list(
-            "external_id", "id", "kind"
-        )
+        for ext, pk, kind in Unit.objects.filter(study=study, external_id__in=unit_ids)
+        .exclude(external_id="")
+        .order_by()
+        .values_list("external_id", "id", "kind")
     }
     members: dict[int, dict[str, int]] = {}
     for unit_id, output_id, name in _members([pk for pk, _ in units.values()]):
         members.setdefault(unit_id, {})[name] = output_id
     repeat_keys = {group[0][5] for group in batch if group[0][5]}
     originals = dict(
-        Label.objects.filter(study=study, external_id__in=repeat_keys).values_list(
-            "external_id", "assignment_id"
-        )
+        Label.objects.filter(study=study, external_id__in=repeat_keys)
+        .exclude(external_id="")
+        .order_by()
+        .values_list("external_id", "assignment_id")
     )
     now = timezone.now()
     assignments, labels, answers = [], [], []
@@ -437,7 +449,9 @@ def _write(study, batch, users, positions, guides, comparisons, systems) -> int:
         ids = dict(
             Label.objects.filter(
                 study=study, external_id__in=[label["external_id"] for label in labels]
-            ).values_list("external_id", "id")
+            )
+            .exclude(external_id="")
+            .values_list("external_id", "id")
         )
         SpaAnswer.objects.bulk_create(
             [
@@ -522,8 +536,12 @@ def insert_as_built(labels: list[Label]) -> None:
 def _members(unit_ids: list[int]):
     from annotation.models import UnitOutput
 
-    return UnitOutput.objects.filter(unit_id__in=unit_ids).values_list(
-        "unit_id", "output_id", "output__system__name"
+    # No ordering: the models' default one joins the units and the study only to sort (2 s per
+    # batch of 2,000 units on a large database).
+    return (
+        UnitOutput.objects.filter(unit_id__in=unit_ids)
+        .order_by()
+        .values_list("unit_id", "output_id", "output__system__name")
     )
 
 
@@ -544,7 +562,8 @@ def _recount_open_slots(study: Study, job_id: int) -> None:
             "UPDATE annotation_unit SET open_slots = CASE WHEN c.overlap > c.n THEN c.overlap - c.n"
             " ELSE 0 END FROM (SELECT u.id AS uid, u.overlap, count(a.id) AS n FROM"
             " annotation_unit u JOIN (SELECT DISTINCT r.b FROM annotation_importrow r WHERE"
-            " r.job_id = %s) r ON r.b = u.external_id LEFT JOIN annotation_assignment a ON"
+            " r.job_id = %s) r ON r.b = u.external_id AND u.external_id <> '' LEFT JOIN"
+            " annotation_assignment a ON"
             " a.unit_id = u.id AND a.purpose = 'production' AND a.status IN ('leased',"
             " 'submitted') WHERE u.study_id = %s GROUP BY u.id, u.overlap) c"
             " WHERE annotation_unit.id = c.uid",

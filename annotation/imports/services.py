@@ -236,11 +236,13 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
                 _save(job, "status", "finished_at", "created", "unchanged", "message")
         except ImportRejected:
             return _fail(job, errors.items, errors.count)
+        phases["commit"] = time.monotonic() - started - sum(phases.values())
         if created:
             staging.analyze(*WRITES[job.kind])
+            phases["statistics"] = time.monotonic() - started - sum(phases.values())
     finally:
         staging.clear(job.pk)
-        phases["commit and clean-up"] = time.monotonic() - started - sum(phases.values())
+        phases["clean-up"] = time.monotonic() - started - sum(phases.values())
         log.info(
             "import %s (%s, %s rows): %s",
             job.pk,
