@@ -540,7 +540,9 @@ def _run_row(runs, i):
         "flag": flag,
         "reading": (
             f"Longest run: {longest} identical answers ('{answer}') in a row; by chance, "
-            f"given this rater's own answer shares, about {expected:.3g} such runs are expected."
+            f"given this rater's own answer shares, about {expected:.2g} such runs are expected."
+            if longest >= 2
+            else "No answer was given twice in a row."
         ),
     }
 

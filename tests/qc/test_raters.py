@@ -237,3 +237,22 @@ def test_a_study_without_labels_stores_an_empty_rater_report():
     assert not RaterReport.objects.filter(study=study, fingerprint=report.fingerprint).exists()
     state = RecomputeState.objects.filter(study=study).first()
     assert state is None or not (state.last_error or "").startswith("rater report")
+
+
+def test_the_run_reading_speaks_of_a_run_only_when_there_is_one():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from qc.raters.report import _run_row
+
+    runs = SimpleNamespace(
+        longest=np.array([1, 7]),
+        expected_runs=np.array([0.5, 0.0123456]),
+        answer=np.array(["good", "bad"], dtype=object),
+        n_labels=np.array([3, 40]),
+    )
+    assert _run_row(runs, 0)["reading"] == "No answer was given twice in a row."
+    reading = _run_row(runs, 1)["reading"]
+    assert reading.startswith("Longest run: 7 identical answers ('bad') in a row")
+    assert "about 0.012 such runs" in reading
