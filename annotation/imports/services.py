@@ -44,7 +44,14 @@ WRITES = {
 READS = {
     "outputs": ("annotation_prompt", "annotation_output"),
     "gold": ("annotation_unit",),
-    "labels": ("annotation_unit", "annotation_label", "annotation_assignment"),
+    # The label import looks up the outputs each unit shows: with the units just built and
+    # unitoutput's statistics stale, PostgreSQL hashed every output of the database per batch.
+    "labels": (
+        "annotation_unit",
+        "annotation_unitoutput",
+        "annotation_label",
+        "annotation_assignment",
+    ),
 }
 PROGRESS_EVERY_SECONDS = 0.5
 
