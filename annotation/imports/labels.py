@@ -494,8 +494,9 @@ def copy_rows(model, rows: list[dict]) -> None:
     columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
     plan = []
     for f in fields:
-        fill = f.default if callable(f.default) else None
-        constant = None if fill or not f.has_default() else f.get_default()
+        given = f.has_default()  # NOT_PROVIDED, the marker of no default, is a class: callable
+        fill = f.default if given and callable(f.default) else None
+        constant = f.get_default() if given and not fill else None
         plan.append((f.attname, fill, constant, isinstance(f, models.JSONField)))
     sql = f"COPY {model._meta.db_table} ({columns}) FROM STDIN"
     with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:

@@ -166,3 +166,43 @@ def test_pairwise_labels_keep_the_sides_shown_and_the_canonical_winner():
     left = p1.assignment.presentation["left"]
     assert p1.unit.members.get(output_id=left).output.system.name == "beta"
     assert Label.objects.get(external_id="P2").winner is None
+
+
+@pytest.mark.postgres
+def test_copied_rows_get_the_fields_defaults_and_keep_what_they_give():
+    """copy_rows: a left-out field takes its default (a token drawn per row, "" for the skip
+    reason, {} for JSON), an auto_now_add time is written as given, nothing else is invented."""
+    from datetime import UTC, datetime
+
+    from annotation.imports.labels import _next_ids, copy_rows
+    from annotation.models import Assignment
+    from tests.factories import enrol, make_study
+
+    study = make_study(n_prompts=2)
+    unit = study.units.first()
+    user = enrol(study).user
+    moment = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+    ids = _next_ids(Assignment, 2)
+    rows = [
+        {
+            "id": pk,
+            "study_id": study.pk,
+            "unit_id": unit.pk,
+            "annotator_id": user.pk,
+            "purpose": "gold" if n else "production",
+            "status": "submitted",
+            "position": n + 1,
+            "presentation": {"kind": "output", "output": None},
+            "leased_at": moment,
+            "expires_at": moment,
+        }
+        for n, pk in enumerate(ids)
+    ]
+    copy_rows(Assignment, rows)
+    made = list(Assignment.objects.filter(pk__in=ids).order_by("pk"))
+    assert [a.pk for a in made] == ids
+    assert len({a.token for a in made}) == 2 and all(len(a.token) == 22 for a in made)
+    assert [a.skip_reason for a in made] == ["", ""]
+    assert [a.closed_at for a in made] == [None, None]
+    assert made[0].presentation == {"kind": "output", "output": None}
+    assert made[1].leased_at == moment
