@@ -268,27 +268,29 @@ def main() -> None:
                     ["import_content", a.token, "outputs", str(paths["outputs_csv"])],
                 )
             )
-            t0 = time.perf_counter()
-            seed_labels(a, options.labels)
-            print(f"{options.labels:,} labels seeded in SQL in {time.perf_counter() - t0:.0f} s")
-            for fmt in ("csv", "jsonl"):
-                out = folder / f"labels.{fmt}"
+            if options.labels or options.label_import:  # 0 and 0: the output steps only
+                t0 = time.perf_counter()
+                seed_labels(a, options.labels)
+                seconds = time.perf_counter() - t0
+                print(f"{options.labels:,} labels seeded in SQL in {seconds:.0f} s")
+                for fmt in ("csv", "jsonl"):
+                    out = folder / f"labels.{fmt}"
+                    results.append(
+                        measure(
+                            f"export {options.labels:,} labels ({fmt.upper()})",
+                            ["export_labels", a.token, "--format", fmt, "--output", str(out)],
+                        )
+                    )
+                    with open(out, "rb") as f:
+                        lines = sum(1 for _ in f)
+                    print(f"  {out.name}: {out.stat().st_size / 2**20:.0f} MiB, {lines:,} lines")
+                path = labels_file(folder, b, options.label_import)
                 results.append(
                     measure(
-                        f"export {options.labels:,} labels ({fmt.upper()})",
-                        ["export_labels", a.token, "--format", fmt, "--output", str(out)],
+                        f"import {options.label_import:,} labels (CSV)",
+                        ["import_content", b.token, "labels", str(path)],
                     )
                 )
-                with open(out, "rb") as f:
-                    lines = sum(1 for _ in f)
-                print(f"  {out.name}: {out.stat().st_size / 2**20:.0f} MiB, {lines:,} lines")
-            path = labels_file(folder, b, options.label_import)
-            results.append(
-                measure(
-                    f"import {options.label_import:,} labels (CSV)",
-                    ["import_content", b.token, "labels", str(path)],
-                )
-            )
         finally:
             if not options.keep:
                 t0 = time.perf_counter()

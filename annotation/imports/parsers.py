@@ -87,6 +87,8 @@ class Reader:
         return self._csv() if self.fmt == "csv" else self._jsonl()
 
     def _bad_line(self, first: int, last: int) -> RowError | None:
+        if not self.lines.bad:
+            return None
         for n in range(first, last + 1):
             if n in self.lines.bad:
                 return RowError(n, "(line)", self.lines.bad.pop(n))

@@ -216,7 +216,7 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
                 _save(job, "bytes_read", "rows_read")
                 if progress:
                     progress(job)
-        stager.flush()
+        stager.finish()
         phases["read"] = time.monotonic() - started
         staging.analyze()
         if rows > 10_000:  # large files: the checks join the study's content too
@@ -248,6 +248,7 @@ def _run(job: ImportJob, stream, progress: Progress | None) -> ImportJob:
             staging.analyze(*WRITES[job.kind])
             phases["statistics"] = time.monotonic() - started - sum(phases.values())
     finally:
+        stager.abandon()  # nothing, unless reading failed part-way
         staging.clear(job.pk)
         phases["clean-up"] = time.monotonic() - started - sum(phases.values())
         log.info(
@@ -306,13 +307,14 @@ def _check(kind, job: ImportJob, errors: _Errors) -> None:
     with connection.cursor() as cursor:
         for number, check in enumerate(kind.checks, start=1):
             began = time.monotonic()
-            cursor.execute(f"SELECT count(*) FROM ({check.sql}) q", params)
+            sql = check.sql_for(connection.vendor)
+            cursor.execute(f"SELECT count(*) FROM ({sql}) q", params)
             n = cursor.fetchone()[0]
             log.debug("import %s: check %s took %.2f s", job.pk, number, time.monotonic() - began)
             if not n:
                 continue
             errors.count += n
-            cursor.execute(f"{check.sql} ORDER BY 1 LIMIT {errors.limit}", params)
+            cursor.execute(f"{sql} ORDER BY 1 LIMIT {errors.limit}", params)
             found += [{"line": line, "field": f, "reason": r} for line, f, r in cursor.fetchall()]
     errors.items = sorted(errors.items + found, key=lambda e: e["line"])[: errors.limit]
 

@@ -1,11 +1,13 @@
-"""Writing checked rows to the staging table in batches: COPY on PostgreSQL, bulk insert elsewhere.
+"""Writing checked rows to the staging table: one COPY on PostgreSQL, bulk inserts elsewhere.
 
 Staged rows belong to one ImportJob and are deleted when it ends, whatever the outcome.
 """
 
+import contextlib
 import json
 
 from django.db import connection
+from psycopg.copy import QueuedLibpqWriter
 
 from annotation.models import ImportRow
 
@@ -14,49 +16,76 @@ BATCH = 5000
 
 
 class Stager:
-    """Collects staged rows and flushes them every BATCH rows; memory stays at one batch."""
+    """Stages checked rows as they come; memory stays bounded.
+
+    PostgreSQL: one COPY for the whole file, on a connection of its own and fed by psycopg's
+    writer thread, so the server stores rows while Python parses the next ones (two processes at
+    work, not one waiting for the other), and the main connection stays free for the job's
+    progress. The COPY's transaction commits in finish(): an import killed while reading leaves
+    nothing staged. Elsewhere: bulk inserts of BATCH rows on the main connection.
+    """
 
     def __init__(self, job_id: int):
         self.job_id = job_id
         self.pending: list[tuple] = []
         self.count = 0
+        self._copy = None
+        self._open = contextlib.ExitStack()
+        self._postgres = connection.vendor == "postgresql"
 
     def add(self, line: int, row: dict) -> None:
         data = row.get("data")
-        self.pending.append(
-            (
-                self.job_id,
-                line,
-                row.get("key", ""),
-                row.get("a", ""),
-                row.get("b", ""),
-                row.get("c", ""),
-                row.get("d", ""),
-                row.get("text", ""),
-                row.get("number"),
-                None if data is None else json.dumps(data),
-            )
+        values = (
+            self.job_id,
+            line,
+            row.get("key", ""),
+            row.get("a", ""),
+            row.get("b", ""),
+            row.get("c", ""),
+            row.get("d", ""),
+            row.get("text", ""),
+            row.get("number"),
+            None if data is None else json.dumps(data),
         )
-        if len(self.pending) >= BATCH:
-            self.flush()
-
-    def flush(self) -> None:
-        if not self.pending:
+        self.count += 1
+        if self._postgres:
+            if self._copy is None:
+                self._copy = self._start_copy()
+            self._copy.write_row(values)
             return
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                sql = f"COPY annotation_importrow ({', '.join(COLUMNS)}) FROM STDIN"
-                with cursor.cursor.copy(sql) as copy:
-                    for row in self.pending:
-                        copy.write_row(row)
+        self.pending.append(values)
+        if len(self.pending) >= BATCH:
+            self._insert()
+
+    def finish(self) -> None:
+        """Every added row is staged and visible to the main connection when this returns."""
+        if self._postgres:
+            self._open.close()  # ends the COPY, commits and closes its connection, in that order
+            self._copy = None
         else:
+            self._insert()
+
+    def abandon(self) -> None:
+        """Drop what is not yet committed (an error while reading); safe after finish()."""
+        self._open.__exit__(RuntimeError, RuntimeError("import abandoned"), None)
+        self._copy = None
+
+    def _start_copy(self):
+        own = connection.Database.connect(**connection.get_connection_params())
+        self._open.callback(own.close)
+        self._open.enter_context(own.transaction())
+        cursor = self._open.enter_context(own.cursor())
+        sql = f"COPY annotation_importrow ({', '.join(COLUMNS)}) FROM STDIN"
+        return self._open.enter_context(cursor.copy(sql, writer=QueuedLibpqWriter(cursor)))
+
+    def _insert(self) -> None:
+        if self.pending:
             ImportRow.objects.bulk_create(
                 [
                     ImportRow(**dict(zip(COLUMNS[:-1], r[:-1], strict=True)), data=_loads(r[-1]))
                     for r in self.pending
                 ]
             )
-        self.count += len(self.pending)
         self.pending = []
 
 

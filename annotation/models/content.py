@@ -22,7 +22,11 @@ class System(models.Model):
 
 
 class Prompt(models.Model):
-    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="prompts")
+    # No index of its own: prompt_id_unique (study, external_id) leads with the study, and every
+    # index less is less work for an import of a million rows.
+    study = models.ForeignKey(
+        "annotation.Study", on_delete=models.CASCADE, related_name="prompts", db_index=False
+    )
     external_id = models.CharField(max_length=200)
     text = models.TextField()
     language = models.CharField(max_length=32, blank=True)
@@ -41,7 +45,10 @@ class Prompt(models.Model):
 
 
 class Output(models.Model):
-    prompt = models.ForeignKey(Prompt, on_delete=models.CASCADE, related_name="outputs")
+    # Indexed by output_unique (prompt, system), which leads with the prompt.
+    prompt = models.ForeignKey(
+        Prompt, on_delete=models.CASCADE, related_name="outputs", db_index=False
+    )
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
     text = models.TextField()
     # The id the output had where it came from; unique within a study (checked by the importer).

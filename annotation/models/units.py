@@ -29,7 +29,10 @@ class Unit(models.Model):
     Kind = UnitKind
     Role = UnitRole
 
-    study = models.ForeignKey("annotation.Study", on_delete=models.CASCADE, related_name="units")
+    # Indexed by unit_study_role (study, role), which leads with the study.
+    study = models.ForeignKey(
+        "annotation.Study", on_delete=models.CASCADE, related_name="units", db_index=False
+    )
     token = models.CharField(max_length=32, unique=True, default=new_token, editable=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.PRODUCTION)
@@ -86,7 +89,8 @@ class Unit(models.Model):
 class UnitOutput(models.Model):
     """The outputs a unit shows, in canonical order (the presentation may reorder them)."""
 
-    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="members")
+    # Indexed by unit_output_position and unit_output_unique, which lead with the unit.
+    unit = models.ForeignKey(Unit, on_delete=models.CASCADE, related_name="members", db_index=False)
     output = models.ForeignKey("annotation.Output", on_delete=models.CASCADE, related_name="+")
     position = models.PositiveSmallIntegerField()
 

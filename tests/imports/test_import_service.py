@@ -55,7 +55,7 @@ def test_systems_prompts_and_outputs_are_created_with_their_external_ids_and_met
     assert Output.objects.get(external_id="o1").text == 'Quoted, "with" commas'
     assert Output.objects.get(external_id="o2").text == '=HYPERLINK("http://x")'  # data, as given
     assert Output.objects.get(prompt__external_id="p2").external_id == "p2:alpha"
-    assert not ImportRow.objects.exists()  # staging is emptied
+    assert not ImportRow.objects.filter(job_id=job.pk).exists()  # its staged rows are deleted
 
 
 def test_importing_the_same_file_twice_creates_nothing_and_reports_unchanged_rows():
@@ -257,3 +257,40 @@ def test_jsonl_values_are_checked_against_the_scheme_of_the_study():
     assert "140 is outside 0 to 100" in job.errors[0]["reason"]
     assert not GoldAnswer.objects.exists()
     assert ImportJob.objects.filter(study=study, status="failed").count() == 1
+
+
+@pytest.mark.postgres
+def test_reading_that_fails_part_way_stages_nothing_and_leaves_no_connection(monkeypatch):
+    """PostgreSQL stages rows through one COPY on a connection of its own: an error while reading
+    rolls that COPY back and closes the connection (no rows of the job, no idle transaction)."""
+    from django.db import connection
+
+    from annotation.imports.kinds import CLEANERS
+
+    study = StudyFactory(status="draft")
+    load_content(study)
+    clean, seen = CLEANERS["outputs"], []
+
+    def fails_on_row_6001(fields, ctx):
+        seen.append(1)
+        if len(seen) > 6000:  # past the 5,000-row batches the stager used to commit on its own
+            raise RuntimeError("the worker dies here")
+        return clean(fields, ctx)
+
+    def backends() -> list[str]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT state FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid()"
+            )
+            return sorted(row[0] or "" for row in cursor.fetchall())
+
+    before = backends()
+    monkeypatch.setitem(CLEANERS, "outputs", fails_on_row_6001)
+    rows = [f"n{i},p{i % 4},alpha,Text {i}" for i in range(7000)]
+    with pytest.raises(RuntimeError, match="the worker dies here"):
+        run(study, "outputs", csv_bytes("id,prompt_id,system,text", rows), "o.csv")
+    job = ImportJob.objects.filter(study=study, kind="outputs").latest("pk")
+    assert not ImportRow.objects.filter(job_id=job.pk).exists()
+    assert backends() == before  # the staging connection is closed, not idle in a transaction
+    assert job.status != "done"
