@@ -436,7 +436,8 @@ def _write(study, batch, users, positions, guides, comparisons, systems) -> int:
         repeat_of = group[0][5]
         if repeat_of and row["repeat_of_id"] is None and repeat_of in in_batch:
             row["repeat_of_id"] = in_batch[repeat_of]
-            relinked.append(Assignment(id=row["id"], repeat_of_id=row["repeat_of_id"]))
+            if not copying:  # the COPY writes the link with the row; an insert came earlier
+                relinked.append(Assignment(id=row["id"], repeat_of_id=row["repeat_of_id"]))
     for row, label in zip(assignments, labels, strict=True):
         label["assignment_id"] = row["id"]
     if copying:
