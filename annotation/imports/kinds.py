@@ -130,9 +130,15 @@ def system(fields: dict, name: str, ctx: Context) -> str:
 
 @dataclass(frozen=True)
 class Check:
-    """A whole-file check: SQL selecting (line, field, reason) of bad staged rows."""
+    """A whole-file check: SQL selecting (line, field, reason) of bad staged rows.
+
+    `needs`, when given, is SQL that finds a row only if the check can find any: without one the
+    check is skipped (a study's first outputs cannot clash with outputs it does not have, and
+    joining a million staged rows to every output of the database to learn that takes seconds).
+    """
 
     sql: str
+    needs: str = ""
 
     def sql_for(self, vendor: str) -> str:
         return self.sql if vendor == "postgresql" else self.sql.replace(BYTEWISE, "")
@@ -232,6 +238,10 @@ PROMPTS = Kind(
     ),
 )
 
+_STUDY_HAS_OUTPUTS = (
+    "SELECT 1 FROM annotation_prompt p JOIN annotation_output o ON o.prompt_id = p.id"
+    " WHERE p.study_id = %(study)s LIMIT 1"
+)
 _OUTPUT_JOIN = (
     f"FROM {R} JOIN annotation_prompt p ON p.study_id = %(study)s AND p.external_id = r.a"
     " JOIN annotation_system s ON s.study_id = %(study)s AND s.name = r.b"
@@ -258,13 +268,15 @@ OUTPUTS = Kind(
             f"SELECT r.line, 'text', 'the output of ' || r.b || ' for prompt ' || r.a || ' already"
             f" exists with different text or id' {_OUTPUT_JOIN} JOIN annotation_output o ON"
             f" o.prompt_id = p.id AND o.system_id = s.id WHERE {STAGED} AND (o.text <> r.text OR"
-            f" o.external_id <> r.key)"
+            f" o.external_id <> r.key)",
+            needs=_STUDY_HAS_OUTPUTS,
         ),
         Check(
             f"SELECT r.line, 'id', 'output id ' || r.key || ' is already used by another output"
             f" of this study' {_OUTPUT_JOIN} JOIN annotation_output o ON o.external_id = r.key"
             f" JOIN annotation_prompt op ON op.id = o.prompt_id AND op.study_id = %(study)s"
-            f" WHERE {STAGED} AND NOT (o.prompt_id = p.id AND o.system_id = s.id)"
+            f" WHERE {STAGED} AND NOT (o.prompt_id = p.id AND o.system_id = s.id)",
+            needs=_STUDY_HAS_OUTPUTS,
         ),
     ),
     publish=(

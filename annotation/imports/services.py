@@ -307,6 +307,10 @@ def _check(kind, job: ImportJob, errors: _Errors) -> None:
     with connection.cursor() as cursor:
         for number, check in enumerate(kind.checks, start=1):
             began = time.monotonic()
+            if check.needs:
+                cursor.execute(check.needs, params)
+                if cursor.fetchone() is None:
+                    continue
             sql = check.sql_for(connection.vendor)
             cursor.execute(f"SELECT count(*) FROM ({sql}) q", params)
             n = cursor.fetchone()[0]

@@ -294,3 +294,27 @@ def test_reading_that_fails_part_way_stages_nothing_and_leaves_no_connection(mon
     assert not ImportRow.objects.filter(job_id=job.pk).exists()
     assert backends() == before  # the staging connection is closed, not idle in a transaction
     assert job.status != "done"
+
+
+def test_checks_against_existing_outputs_run_only_when_the_study_has_outputs():
+    """A study's first outputs cannot clash with outputs it does not have: those two checks (each
+    a join of every staged row with the database's outputs) are skipped then, and run after."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    study = StudyFactory(status="draft")
+    load_content(study, n_prompts=0)  # systems, no prompts and so no outputs yet
+    run(study, "prompts", csv_bytes("id,text", ["p1,One", "p2,Two"]), "p.csv")
+    outputs = csv_bytes("id,prompt_id,system,text", ["o1,p1,alpha,A", "o2,p2,alpha,B"])
+
+    def clash_checks_run() -> int:
+        with CaptureQueriesContext(connection) as seen:
+            job = run(study, "outputs", outputs, "o.csv")
+        assert job.status == "done", job.errors
+        return sum("already exists with different text or id" in q["sql"] for q in seen)
+
+    assert clash_checks_run() == 0  # first import: nothing to clash with
+    assert clash_checks_run() == 1  # the same file again: compared with what is there
+    changed = csv_bytes("id,prompt_id,system,text", ["o1,p1,alpha,Changed", "o2,p2,alpha,B"])
+    job = run(study, "outputs", changed, "o.csv")
+    assert (job.status, job.errors[0]["line"], job.errors[0]["field"]) == ("failed", 2, "text")
