@@ -72,6 +72,19 @@ def setup_django(url: str) -> None:
     call_command("migrate", verbosity=0)
 
 
+# The worker's progress marks, named by the work that follows each one.
+STAGE_NAMES = {
+    "progress": "progress, design, severity, systems",
+    "agreement": "agreement (+ bootstraps)",
+    "agreement over time": "agreement over time",
+    "aggregation": "aggregation (votes, Dawid-Skene)",
+    "spa": "SPA",
+    "bradley-terry": "Bradley-Terry",
+    "done": "report assembly (JSON-safe payloads)",
+    "storing": "storing",
+    "rater pages": "rater report (load, pages, triage, audits) and storing it",
+}
+
 STUDY_NAME = "bench-reports-1m"
 LIKERT_NAME = "bench-reports-1m-likert"
 
@@ -322,40 +335,50 @@ def main() -> None:
         study = make(args.labels, args.annotators, args.overlap)
     print(f"study {study.token}: {study.labels.count()} labels, {study.units.count()} units")
 
-    # A full recomputation, in-process as the worker runs it (fresh: drop stored reports first).
+    # A full recomputation, in-process as the worker runs it (fresh: drop stored reports first),
+    # with the time of each stage: the worker's own progress marks, timestamped here.
     QualityReport.objects.filter(study=study).delete()
-    stages = []
-    from qc import loaders, reports
+    marks: list[tuple[str, float]] = []
+    worker_progress = services._progress
 
-    t0 = time.perf_counter()
-    snap = loaders.load_snapshot(study)
-    t_load = time.perf_counter() - t0
-    config = loaders.report_config(study)
-    t1 = time.perf_counter()
-    reports.build_report(
-        snap, config, progress=lambda s, p: stages.append((s, time.perf_counter()))
-    )
-    t_build = time.perf_counter() - t1
-    marks = [("start", t1)] + stages
-    breakdown = ", ".join(
-        f"{marks[i][0]} {marks[i + 1][1] - marks[i][1]:.1f}s" for i in range(len(marks) - 1)
-    )
-    print(f"snapshot load: {t_load:.2f} s; report build: {t_build:.2f} s ({breakdown})")
-    from qc.reports.severity import severity_section
+    def timed_progress(study_id):
+        report_stage = worker_progress(study_id)
 
-    t0 = time.perf_counter()
-    severity_section(snap, config)
-    print(f"  severity section alone (inside the build above): {time.perf_counter() - t0:.2f} s")
+        def step(stage, pct):
+            marks.append((stage, time.perf_counter()))
+            report_stage(stage, pct)
 
+        return step
+
+    services._progress = timed_progress
+    load_avg = os.getloadavg()
     t0 = time.perf_counter()
     outcome = services.recompute(study.id)
     full = time.perf_counter() - t0
+    services._progress = worker_progress
+    ends = [*marks[1:], ("end", t0 + full)]
+    split = [("snapshot load", marks[0][1] - t0)] if marks else []
+    split += [
+        (STAGE_NAMES.get(stage, stage), end - at)
+        for (stage, at), (_, end) in zip(marks, ends, strict=True)
+    ]
     state = RecomputeState.objects.get(study=study)
     report = QualityReport.objects.get(study=study, kind=QualityReport.SUMMARY)
     print(
         f"full recomputation (services.recompute, load + compute + store): {full:.2f} s "
-        f"[{outcome}, stage {state.stage}], compute_seconds stored {report.compute_seconds:.2f}"
+        f"[{outcome}, stage {state.stage}], compute_seconds stored {report.compute_seconds:.2f}; "
+        f"load average before it {load_avg[0]:.2f} {load_avg[1]:.2f} {load_avg[2]:.2f}, "
+        f"after {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
+    print("  " + ", ".join(f"{name} {seconds:.1f}s" for name, seconds in split))
+    if args.task == "likert":
+        from qc import loaders
+        from qc.reports.severity import severity_section
+
+        snap = loaders.load_snapshot(study)
+        t0 = time.perf_counter()
+        severity_section(snap, loaders.report_config(study))
+        print(f"  severity section alone (inside the above): {time.perf_counter() - t0:.2f} s")
     raters = QualityReport.objects.get(study=study, kind="raters")
     print(
         f"  of which the rater report (rater pages, triage, audits): "
