@@ -318,7 +318,7 @@ def main() -> None:
 
     from annotation.models import Membership, Study
     from qc import services
-    from qc.models import QualityReport, RecomputeState
+    from qc.models import QualityReport, RaterReport, RecomputeState
     from tests.factories import MembershipFactory
 
     name = LIKERT_NAME if args.task == "likert" else STUDY_NAME
@@ -338,29 +338,30 @@ def main() -> None:
     # A full recomputation, in-process as the worker runs it (fresh: drop stored reports first),
     # with the time of each stage: the worker's own progress marks, timestamped here.
     QualityReport.objects.filter(study=study).delete()
-    marks: list[tuple[str, float]] = []
+    RaterReport.objects.filter(study=study).delete()  # else the same snapshot's pages collide
+    marks: list[tuple[str, float, float]] = []
     worker_progress = services._progress
 
     def timed_progress(study_id):
         report_stage = worker_progress(study_id)
 
         def step(stage, pct):
-            marks.append((stage, time.perf_counter()))
+            marks.append((stage, time.perf_counter(), time.process_time()))
             report_stage(stage, pct)
 
         return step
 
     services._progress = timed_progress
     load_avg = os.getloadavg()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     outcome = services.recompute(study.id)
-    full = time.perf_counter() - t0
+    full, cpu = time.perf_counter() - t0, time.process_time() - c0
     services._progress = worker_progress
-    ends = [*marks[1:], ("end", t0 + full)]
-    split = [("snapshot load", marks[0][1] - t0)] if marks else []
+    ends = [*marks[1:], ("end", t0 + full, c0 + cpu)]
+    split = [("snapshot load", marks[0][1] - t0, marks[0][2] - c0)] if marks else []
     split += [
-        (STAGE_NAMES.get(stage, stage), end - at)
-        for (stage, at), (_, end) in zip(marks, ends, strict=True)
+        (STAGE_NAMES.get(stage, stage), end - at, end_cpu - at_cpu)
+        for (stage, at, at_cpu), (_, end, end_cpu) in zip(marks, ends, strict=True)
     ]
     state = RecomputeState.objects.get(study=study)
     report = QualityReport.objects.get(study=study, kind=QualityReport.SUMMARY)
@@ -370,7 +371,17 @@ def main() -> None:
         f"load average before it {load_avg[0]:.2f} {load_avg[1]:.2f} {load_avg[2]:.2f}, "
         f"after {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
-    print("  " + ", ".join(f"{name} {seconds:.1f}s" for name, seconds in split))
+    print(f"  CPU of this process (the database's own work not counted): {cpu:.1f} s")
+    print(
+        "  per stage, wall (CPU of this process): "
+        + ", ".join(f"{name} {wall:.1f}s ({busy:.1f})" for name, wall, busy in split)
+    )
+    aggregation = report.payload.get("aggregation") or {}
+    if "dawid_skene_iterations" in aggregation:
+        print(
+            f"  Dawid-Skene: {aggregation['dawid_skene_iterations']} EM iterations, converged "
+            f"{aggregation['dawid_skene_converged']} (tol {aggregation['dawid_skene_tol_text']})"
+        )
     if args.task == "likert":
         from qc import loaders
         from qc.reports.severity import severity_section
