@@ -29,6 +29,7 @@ __all__ = [
     "PreferenceAgreementResult",
     "SpecificAgreementResult",
     "bootstrap",
+    "bootstrap_many",
     "cohen_kappa",
     "fleiss_kappa",
     "icc",
@@ -55,6 +56,10 @@ _DENSE_MAX_CATEGORIES = 1024
 _BLOCK_CELLS = 1 << 22
 # Coincidences o_ck are summed over blocks of items of about this many table cells.
 _COINCIDENCE_BLOCK = 1 << 16
+# The bootstrap takes its replicates' sums as one matrix product (counts x features) for scales of
+# at most this many categories; the count matrix of a block of replicates has about this many cells.
+_LINEAR_MAX_CATS = 8
+_REPLICATE_BLOCK_CELLS = 1 << 22
 
 _NO_LABELS = "no labels"
 _ONE_RATER = "only one rater: agreement needs at least two"
@@ -367,6 +372,15 @@ class _Prepared:
     def value(self, w: np.ndarray) -> tuple[float, str | None]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def linear(self) -> np.ndarray | None:
+        """Per-item features F (n_items_total x d) such that the statistic is a function of the
+        item-weighted sums w @ F alone (`from_sums`), or None: then the bootstrap calls value(w)
+        per replicate. Lets the bootstrap take all replicates' sums in one matrix product."""
+        return None
+
+    def from_sums(self, s: np.ndarray) -> float:  # pragma: no cover - only with linear()
+        raise NotImplementedError
+
 
 class _ItemShare(_Prepared):
     """Statistics built from per-item pair counts (percent, Fleiss, specific, preference)."""
@@ -402,6 +416,26 @@ class _ItemShare(_Prepared):
                 return _nan("chance agreement is 1: every label is the same category")
             return (observed - expected) / (1.0 - expected), None
         raise AssertionError(self.kind)
+
+    def linear(self):
+        m = self.counts.m
+        if self.kind == "percent":
+            return np.column_stack([self.p_item, np.ones_like(m)])
+        if self.kind == "pooled":
+            return np.column_stack([self.agree, self.pairs])
+        if self.kind == "fleiss" and self.counts.dense and self.counts.n_cats <= _LINEAR_MAX_CATS:
+            return np.column_stack([self.p_item, np.ones_like(m), m, self.counts.table_t.T])
+        return None
+
+    def from_sums(self, s):
+        if self.kind == "fleiss":
+            observed = s[0] / s[1]
+            p_cat = s[3:] / s[2]
+            expected = float(p_cat @ p_cat)
+            if expected >= 1.0 - 1e-15:
+                return float("nan")
+            return float((observed - expected) / (1.0 - expected))
+        return float(s[0] / s[1])
 
     def fleiss_parts(self, w):
         observed = float(w @ self.p_item / w.sum())
@@ -584,9 +618,30 @@ class _Alpha(_Prepared):
     def parts(self, w):
         """(alpha, reason, n.., D_o, D_e) for item weights w."""
         c = self.counts
-        n_c = c.col_sum(_identity, w)
+        return self._alpha(c.col_sum(_identity, w), c.coincidences(w * self.inv_m1))
+
+    def linear(self):
+        c = self.counts
+        if not (c.dense and c.n_cats <= _LINEAR_MAX_CATS):
+            return None
+        table = c.table_t.T  # n_items x K
+        upper = np.triu_indices(c.n_cats)
+        products = table[:, upper[0]] * table[:, upper[1]]
+        products *= self.inv_m1[:, None]
+        return np.column_stack([table, products])
+
+    def from_sums(self, s):
+        k = self.counts.n_cats
+        o = np.zeros((k, k))
+        o[np.triu_indices(k)] = s[k:]
+        o = o + np.triu(o, 1).T
+        alpha, reason, *_ = self._alpha(s[:k], o)
+        return alpha if reason is None else float("nan")
+
+    def _alpha(self, n_c, o):
+        """(alpha, reason, n.., D_o, D_e) from the category totals n_c and coincidences o."""
+        c = self.counts
         n = float(n_c.sum())
-        o = c.coincidences(w * self.inv_m1)
         k_all = np.arange(c.n_cats)
         if c.dense:
             delta = _distance(self.level, k_all[:, None], k_all[None, :], self.values, n_c)
@@ -1060,6 +1115,91 @@ _BOOTSTRAP_KWARGS = {
 }
 
 
+def _check_bootstrap(statistic, n_boot, ci, kwargs) -> str:
+    name = statistic if isinstance(statistic, str) else getattr(statistic, "__name__", "")
+    if name not in _BOOTSTRAP_KWARGS:
+        raise ValueError(
+            f"statistic: expected one of {sorted(_BOOTSTRAP_KWARGS)}, got {statistic!r}"
+        )
+    unknown = set(kwargs) - _BOOTSTRAP_KWARGS[name]
+    if unknown:
+        raise ValueError(f"{sorted(unknown)[0]}: not an argument of {name}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 1:
+        raise ValueError(f"n_boot: expected a positive integer, got {n_boot!r}")
+    if not 0.0 < ci < 1.0:
+        raise ValueError(f"ci: expected a level in (0, 1), got {ci!r}")
+    return name
+
+
+def _replicates(preps: list[_Prepared], n_boot: int, seed) -> list[np.ndarray]:
+    """Replicate values of statistics that share their eligible items, from one set of draws.
+
+    Replicate b draws the eligible items with rng.integers(0, n, size=n) from
+    np.random.default_rng(seed), in order (the stream `bootstrap` has always used), and turns
+    the draw into item multiplicities. Statistics with a linear form take the sums of all
+    replicates of a block as one product (multiplicities x features); the others are
+    recomputed from the weights, replicate by replicate.
+    """
+    eligible = preps[0].eligible
+    n_items, n_total = int(eligible.size), preps[0].n_items_total
+    out = [np.full(n_boot, np.nan) for _ in preps]
+    features = [p.linear() for p in preps]
+    linear = [i for i, f in enumerate(features) if f is not None]
+    looped = [i for i, f in enumerate(features) if f is None]
+    if linear:
+        widths = [features[i].shape[1] for i in linear]
+        stacked = np.column_stack([features[i][eligible] for i in linear])
+        edges = np.cumsum([0, *widths])
+    del features
+    rng = np.random.default_rng(seed)
+    block = max(1, min(n_boot, _REPLICATE_BLOCK_CELLS // max(n_items, 1)))
+    counts = np.empty((block, n_items))
+    w = np.zeros(n_total)
+    for first in range(0, n_boot, block):
+        rows = min(block, n_boot - first)
+        for r in range(rows):  # the draws, in the order of the seeded stream
+            counts[r] = np.bincount(rng.integers(0, n_items, size=n_items), minlength=n_items)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if linear:
+                sums = counts[:rows] @ stacked
+                for j, i in enumerate(linear):
+                    part = sums[:, edges[j] : edges[j + 1]]
+                    for r in range(rows):
+                        out[i][first + r] = preps[i].from_sums(part[r])
+            for r in range(rows):
+                if not looped:
+                    break
+                w[eligible] = counts[r]
+                for i in looped:
+                    out[i][first + r] = preps[i].value(w)[0]
+    return out
+
+
+def _bootstrap_result(name, prep, replicates, n_boot, seed, ci) -> BootstrapResult:
+    n_items = int(prep.eligible.size)
+    value, reason = prep.value(prep.base_weights())
+    valid = replicates[np.isfinite(replicates)]
+    if valid.size:
+        lo, hi = np.quantile(valid, [(1.0 - ci) / 2.0, (1.0 + ci) / 2.0])
+    else:
+        lo = hi = float("nan")
+        reason = reason or "the statistic was undefined in every bootstrap replicate"
+    return BootstrapResult(
+        statistic=name,
+        confidence=ci,
+        n_boot=int(n_boot),
+        seed=seed,
+        n_items=n_items,
+        n_dropped_items=prep.n_items_total - n_items,
+        value=value,
+        reason=reason,
+        ci_low=float(lo),
+        ci_high=float(hi),
+        n_valid=int(valid.size),
+        replicates=replicates,
+    )
+
+
 def bootstrap(
     statistic, items, raters, labels, *, n_boot=1000, seed=0, ci=0.95, **kwargs
 ) -> BootstrapResult:
@@ -1073,50 +1213,35 @@ def bootstrap(
     fleiss_kappa, percent_agreement, specific_agreement or preference_agreement (or its name);
     kwargs go to it.
     """
-    name = statistic if isinstance(statistic, str) else getattr(statistic, "__name__", "")
-    if name not in _BOOTSTRAP_KWARGS:
-        raise ValueError(
-            f"statistic: expected one of {sorted(_BOOTSTRAP_KWARGS)}, got {statistic!r}"
-        )
-    unknown = set(kwargs) - _BOOTSTRAP_KWARGS[name]
-    if unknown:
-        raise ValueError(f"{sorted(unknown)[0]}: not an argument of {name}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int | np.integer) or n_boot < 1:
-        raise ValueError(f"n_boot: expected a positive integer, got {n_boot!r}")
-    if not 0.0 < ci < 1.0:
-        raise ValueError(f"ci: expected a level in (0, 1), got {ci!r}")
-    prep = _prepare_for_bootstrap(name, items, raters, labels, kwargs)
-    n_items = int(prep.eligible.size)
-    fields = {
-        "statistic": name,
-        "confidence": ci,
-        "n_boot": int(n_boot),
-        "seed": seed,
-        "n_items": n_items,
-        "n_dropped_items": prep.n_items_total - n_items,
-    }
-    value, reason = prep.value(prep.base_weights())
-    replicates = np.full(int(n_boot), np.nan)
-    if prep.reason is None:
-        rng = np.random.default_rng(seed)
-        w = np.zeros(prep.n_items_total)
-        for b in range(int(n_boot)):  # loop over replicates; each one is vectorised
-            draw = rng.integers(0, n_items, size=n_items)
-            w[prep.eligible] = np.bincount(draw, minlength=n_items)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                replicates[b] = prep.value(w)[0]
-    valid = replicates[np.isfinite(replicates)]
-    if valid.size:
-        lo, hi = np.quantile(valid, [(1.0 - ci) / 2.0, (1.0 + ci) / 2.0])
-    else:
-        lo = hi = float("nan")
-        reason = reason or "the statistic was undefined in every bootstrap replicate"
-    return BootstrapResult(
-        value=value,
-        reason=reason,
-        ci_low=float(lo),
-        ci_high=float(hi),
-        n_valid=int(valid.size),
-        replicates=replicates,
-        **fields,
-    )
+    return bootstrap_many(
+        [(statistic, kwargs)], items, raters, labels, n_boot=n_boot, seed=seed, ci=ci
+    )[0]
+
+
+def bootstrap_many(
+    statistics, items, raters, labels, *, n_boot=1000, seed=0, ci=0.95
+) -> list[BootstrapResult]:
+    """`bootstrap` of several statistics of the same labels, sharing the resampled items.
+
+    `statistics` is a sequence of (statistic, kwargs) pairs; result i equals
+    bootstrap(statistic_i, items, raters, labels, n_boot=..., seed=..., ci=..., **kwargs_i):
+    each of those calls would draw the same items from the same seed, so statistics with the same
+    eligible items (e.g. percent agreement and alpha: the items with two or more labels) are
+    computed from one set of draws.
+    """
+    specs = [(_check_bootstrap(stat, n_boot, ci, kw), dict(kw)) for stat, kw in statistics]
+    preps = [_prepare_for_bootstrap(name, items, raters, labels, kw) for name, kw in specs]
+    replicates = [np.full(int(n_boot), np.nan) for _ in preps]
+    groups: dict[bytes, list[int]] = {}
+    for i, prep in enumerate(preps):
+        if prep.reason is None:
+            key = prep.eligible.tobytes() + str(prep.n_items_total).encode()
+            groups.setdefault(key, []).append(i)
+    for members in groups.values():
+        values = _replicates([preps[i] for i in members], int(n_boot), seed)
+        for i, v in zip(members, values, strict=True):
+            replicates[i] = v
+    return [
+        _bootstrap_result(name, prep, reps, n_boot, seed, ci)
+        for (name, _), prep, reps in zip(specs, preps, replicates, strict=True)
+    ]

@@ -338,30 +338,119 @@ def _m_step(design_t, post, col_sums, n_raters, k, smoothing):
 
 
 _UNDERFLOW = 1e-250
+# Items with at most this many responses take the product path of the E-step (Python steps per
+# E-step: one per response position of each such group); items with more take the log path.
+_PRODUCT_MAX_RESPONSES = 16
 
 
-def _e_step(design, priors, rates, n_raters, k):
+@dataclass(frozen=True, eq=False)
+class _Design:
+    """The responses as the EM steps read them, items in their internal order (by number of
+    responses, then item): `design[i, j*K + l]` = times rater j answered l on item i (CSR),
+    `groups` = (first row, rows, codes m x rows) of the items with m <= _PRODUCT_MAX_RESPONSES
+    responses each (codes j*K + l), contiguous row ranges; rows from `log_rows` on take the log
+    path."""
+
+    design: sp.csr_matrix
+    design_t: sp.csc_matrix
+    groups: tuple
+    log_rows: int
+    n_raters: int
+    k: int
+
+
+def _layout(item_idx, rater_idx, label_idx, n_items, n_raters, k) -> tuple[_Design, np.ndarray]:
+    """The design in internal item order, and `order` (internal row r is sorted item order[r])."""
+    per_item = np.bincount(item_idx, minlength=n_items)
+    order = np.lexsort((np.arange(n_items), per_item))  # by number of responses, then item
+    rank = np.empty(n_items, dtype=np.intp)
+    rank[order] = np.arange(n_items)
+    row = rank[item_idx]
+    code = rater_idx.astype(np.intp) * k + label_idx
+    design = sp.csr_matrix(
+        (np.ones(row.size), (row, code)), shape=(n_items, n_raters * k)
+    )  # sums duplicate responses; indices sorted within rows
+    by_row = np.lexsort((code, row))
+    codes_sorted = code[by_row]
+    sizes = per_item[order]
+    groups = []
+    start = 0
+    label_start = 0
+    for m in np.unique(sizes).tolist():
+        n_rows = int(np.count_nonzero(sizes == m))
+        if m > _PRODUCT_MAX_RESPONSES:
+            break
+        block = codes_sorted[label_start : label_start + n_rows * m]
+        groups.append((start, n_rows, np.ascontiguousarray(block.reshape(n_rows, m).T)))
+        start += n_rows
+        label_start += n_rows * m
+    return _Design(design, design.T, tuple(groups), start, n_raters, k), order
+
+
+def _m_step(d: _Design, post, col_sums, smoothing):
+    """Priors and error rates from posteriors (n_items x K, C order; col_sums = its column sums).
+
+    Returns priors (K), rates (J x K_true x K_given; undefined rows set to 1 so their log is 0,
+    they carry no posterior mass) and the mask of undefined rows.
+    """
+    n_raters, k = d.n_raters, d.k
+    priors = col_sums / post.shape[0]
+    # counts[j*K + l, k] = sum over responses l of rater j of T[item, k]
+    counts = d.design_t @ post
+    counts = np.asarray(counts).reshape(n_raters, k, k).transpose(0, 2, 1)
+    if smoothing:
+        counts = counts + smoothing
+    totals = counts.sum(axis=2, keepdims=True)
+    undefined = totals <= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rates = np.where(undefined, 1.0, counts / totals)
+    return priors, rates, undefined[..., 0]
+
+
+def _e_step(d: _Design, priors, rates):
     """Posteriors (n_items x K), their column sums and the observed-data log-likelihood.
 
-    Log-sum-exp on a K x n_items copy (reductions over K contiguous rows are several times
-    faster than over a short last axis). Log-probabilities are <= 0, so exp cannot overflow;
-    the max-shift is applied only to items whose unshifted total underflows.
+    prob[k, i] = p_k prod_{responses (j, l) on i} pi_jkl on a K x n_items array (reductions over
+    K contiguous rows are several times faster than over a short last axis): items with few
+    responses as products of the rates gathered per response position, the others as exp of
+    the sparse sum of log-rates. Log-probabilities are <= 0, so nothing overflows; an item
+    whose total underflows is redone in log space with the max-shift.
     """
+    n_raters, k = d.n_raters, d.k
+    n_items = d.design.shape[0]
+    # table[k, j*K + l] = P(rater j says l | class k)
+    table = np.ascontiguousarray(rates.transpose(1, 0, 2).reshape(k, n_raters * k))
     with np.errstate(divide="ignore"):
-        log_rates = np.log(rates)  # J x K_true x K_given
         log_priors = np.log(priors)
-    # row j*K + l, column k: log P(rater j says l | class k)
-    table = np.ascontiguousarray(log_rates.transpose(0, 2, 1).reshape(n_raters * k, k))
-    logp = np.ascontiguousarray((design @ table).T)  # K x n_items
-    logp += log_priors[:, None]
+        log_table = np.log(table.T) if d.log_rows < n_items else None
+    whole = len(d.groups) == 1 and d.log_rows == n_items  # e.g. every item has `overlap` labels
+    prob = None if whole else np.empty((k, n_items))
     with np.errstate(under="ignore"):
-        prob = np.exp(logp)
+        for start, n_rows, codes in d.groups:
+            part = np.take(table, codes[0], axis=1)
+            for position in range(1, codes.shape[0]):
+                part *= np.take(table, codes[position], axis=1)
+            part *= priors[:, None]
+            if whole:
+                prob = part
+            else:
+                prob[:, start : start + n_rows] = part
+        if log_table is not None:
+            logp = (d.design[d.log_rows :] @ log_table).T
+            logp += log_priors[:, None]
+            np.exp(logp, out=prob[:, d.log_rows :])
     total = np.add.reduce(prob, axis=0)
     small = np.flatnonzero(total < _UNDERFLOW)
     shift = 0.0
-    if small.size:  # rare: many labels per item; redo these items with the max-shift
-        top = np.maximum.reduce(logp[:, small], axis=0)
-        prob[:, small] = np.exp(logp[:, small] - top)
+    if small.size:  # rare: tiny rates or many labels per item; redo these items in log space
+        if log_table is None:
+            with np.errstate(divide="ignore"):
+                log_table = np.log(table.T)
+        logp = np.ascontiguousarray((d.design[small] @ log_table).T)
+        logp += log_priors[:, None]
+        top = np.maximum.reduce(logp, axis=0)
+        with np.errstate(under="ignore", invalid="ignore"):
+            prob[:, small] = np.exp(logp - top)
         total[small] = np.add.reduce(prob[:, small], axis=0)
         shift = float(np.sum(top))
     prob /= total
@@ -421,12 +510,7 @@ def dawid_skene(
     cls, label_idx = _class_index(labels, classes)
     n_items, n_raters, k = item_vals.size, rater_vals.size, cls.size
 
-    # design[i, j*K + l] = number of times rater j answered l on item i
-    design = sp.csr_matrix(
-        (np.ones(items.size), (item_idx, rater_idx * k + label_idx)),
-        shape=(n_items, n_raters * k),
-    )
-    design_t = design.T  # CSC view, no copy
+    d, order = _layout(item_idx, rater_idx, label_idx, n_items, n_raters, k)
 
     if isinstance(init, str):
         if init not in _INITS:
@@ -450,24 +534,27 @@ def dawid_skene(
             raise ValueError("init: every row needs positive mass")
         post = start / row
         init_name = "array"
-    post = np.ascontiguousarray(post, dtype=float)
+    post = np.ascontiguousarray(post[order], dtype=float)  # internal item order from here
     fixed_rows, fixed_cols = _clamp_rows(clamp, item_vals, cls)
+    rank = np.empty(n_items, dtype=np.intp)
+    rank[order] = np.arange(n_items)
+    fixed_rows = rank[fixed_rows]
     if fixed_rows.size:
         post[fixed_rows] = 0.0
         post[fixed_rows, fixed_cols] = 1.0
 
-    priors, rates, undefined = _m_step(design_t, post, post.sum(axis=0), n_raters, k, smoothing)
+    priors, rates, undefined = _m_step(d, post, post.sum(axis=0), smoothing)
     trace = []
     converged = False
     n_iter = 0
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is reported
-        post, col_sums, loglik = _e_step(design, priors, rates, n_raters, k)
+        post, col_sums, loglik = _e_step(d, priors, rates)
         if fixed_rows.size:
             post[fixed_rows] = 0.0
             post[fixed_rows, fixed_cols] = 1.0
             col_sums = post.sum(axis=0)
         trace.append(loglik)
-        new_priors, new_rates, undefined = _m_step(design_t, post, col_sums, n_raters, k, smoothing)
+        new_priors, new_rates, undefined = _m_step(d, post, col_sums, smoothing)
         change = max(np.max(np.abs(new_priors - priors)), np.max(np.abs(new_rates - rates)))
         priors, rates = new_priors, new_rates
         if change < tol:
@@ -480,7 +567,7 @@ def dawid_skene(
         items=item_vals,
         raters=rater_vals,
         classes=cls,
-        posteriors=post,
+        posteriors=post[rank],  # back to sorted item order
         priors=priors,
         error_rates=error_rates,
         n_iter=n_iter,

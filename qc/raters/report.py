@@ -204,9 +204,8 @@ def build_rater_reports(
     change_weeks = [g["index"] for g in guide_changes]
 
     # --- blind repeats joined to their originals
-    by_assignment = dict(zip(data.assignment_id.tolist(), range(data.label_id.size), strict=True))
     rep = np.flatnonzero((purpose == "repeat") & (data.repeat_of > 0))
-    orig = np.array([by_assignment.get(int(a), -1) for a in data.repeat_of[rep].tolist()], int)
+    orig = _rows_of_assignments(data.assignment_id, data.repeat_of[rep])
     has_orig = orig >= 0
     rep, orig = rep[has_orig], orig[has_orig]
     flipped = ~same_answer(kind, answers[rep], answers[orig]) if rep.size else np.zeros(0, bool)
@@ -254,10 +253,11 @@ def build_rater_reports(
         "topic": data.unit_topic[unit_pos] if data.unit_ids.size else tokens,
         "source": data.unit_source[unit_pos] if data.unit_ids.size else tokens,
     }
+    guide_ids, guide_code = np.unique(data.guide_version, return_inverse=True)
     guide_of_label = np.array(
-        [f"v{guide_number[g]}" if g in guide_number else "none" for g in data.guide_version],
+        [f"v{guide_number[g]}" if g in guide_number else "none" for g in guide_ids.tolist()],
         dtype=object,
-    )
+    )[guide_code.reshape(-1)]
 
     counted = np.isin(purpose, ["production", "gold"])
     cuts = {
@@ -602,6 +602,16 @@ def _tau_violations(data: RaterData, config: ReportConfig) -> dict:
     return out
 
 
+def _rows_of_assignments(assignment_id: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Row of each wanted assignment id among `assignment_id` (one label per assignment), or -1
+    when it is not there."""
+    if assignment_id.size == 0 or wanted.size == 0:
+        return np.full(wanted.size, -1, dtype=np.intp)
+    order = np.argsort(assignment_id, kind="stable")
+    pos = np.minimum(np.searchsorted(assignment_id[order], wanted), assignment_id.size - 1)
+    return np.where(assignment_id[order][pos] == wanted, order[pos], -1)
+
+
 def dawid_skene_fit(snap: Snapshot, config: ReportConfig):
     """(labels, Dawid-Skene fit) on the aggregation section's labels with its call, or None for
     a task without classes. Shared by the rater pages and the triage queue."""
@@ -689,7 +699,9 @@ def _cut_table(annotator, values, counted, is_gold, correct) -> dict:
 
 
 def _pool_cut(data: RaterData, is_gold, correct) -> list[dict]:
-    pools = np.array([data.pools.get(int(a), "") for a in data.annotator.tolist()], dtype=object)
+    raters, rater_code = np.unique(data.annotator, return_inverse=True)
+    pools = np.array([data.pools.get(a, "") for a in raters.tolist()], dtype=object)
+    pools = pools[rater_code.reshape(-1)]
     out = []
     for p in sorted(set(pools.tolist())):
         sel = is_gold & (pools == p)

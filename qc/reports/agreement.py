@@ -85,25 +85,36 @@ def chance_corrected(t: Labels) -> tuple[str, str, dict]:
     return "specific_agreement", "Preference agreement (ties included)", {}
 
 
-def _bootstrapped(name: str, items, raters, labels, config: ReportConfig, **kwargs):
-    result = getattr(ag, name)(items, raters, labels, **kwargs)
-    boot = ag.bootstrap(
-        name, items, raters, labels, n_boot=config.n_boot, seed=config.seed, **kwargs
+def _bootstrapped(statistics: dict, t: Labels, config: ReportConfig) -> dict:
+    """key -> (result, bootstrap) for key -> (name, kwargs): the bootstraps share their
+    resampled items (one set of draws for the statistics of the same items)."""
+    specs = list(statistics.values())
+    boots = ag.bootstrap_many(
+        specs, t.items, t.raters, t.labels, n_boot=config.n_boot, seed=config.seed
     )
-    return result, boot
+    return {
+        key: (getattr(ag, name)(t.items, t.raters, t.labels, **kwargs), boot)
+        for (key, (name, kwargs)), boot in zip(statistics.items(), boots, strict=True)
+    }
 
 
 def agreement_section(t: Labels, config: ReportConfig) -> dict:
     rows = []
     it, ra, la = t.items, t.raters, t.labels
+    name, label, kwargs = chance_corrected(t)
+    wanted = {}
+    if t.level != "interval":
+        wanted["percent"] = ("percent_agreement", {})
+    if t.level != "preference":
+        wanted["chance_corrected"] = (name, kwargs)
+    found = _bootstrapped(wanted, t, config)
     if t.level == "interval":
         rows.append(
             missing_row("percent", "Percent agreement", "not defined for a continuous scale")
         )
     else:
-        res, boot = _bootstrapped("percent_agreement", it, ra, la, config)
+        res, boot = found["percent"]
         rows.append(stat_row("percent", "Percent agreement", res, boot))
-    name, label, kwargs = chance_corrected(t)
     if t.level == "preference":
         for ties, key, text in (
             ("include", "preference_with_ties", "Preference agreement (ties included)"),
@@ -122,7 +133,7 @@ def agreement_section(t: Labels, config: ReportConfig) -> dict:
             )
             rows.append(stat_row(key, text, res, boot))
     else:
-        res, boot = _bootstrapped(name, it, ra, la, config, **kwargs)
+        res, boot = found["chance_corrected"]
         rows.append(stat_row("chance_corrected", label, res, boot))
     if t.level == "interval":
         rows.append(stat_row("icc", "ICC(2,1)", ag.icc(it, ra, la, form="ICC(2,1)")))

@@ -13,12 +13,24 @@ import numpy as np
 STARS = ((0.01, "***"), (0.05, "**"), (0.10, "*"))
 
 
+# Values clean() passes through as they are (checked by exact type: a numpy scalar is not one).
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
 def clean(value):
     """Numpy and float values made JSON-safe: NaN and infinities become None."""
     if isinstance(value, dict):
         return {str(k): clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [clean(v) for v in value]
+        # the per-item columns are long lists of plain numbers: no call per element for those
+        return [
+            v
+            if type(v) in _PLAIN
+            else (v if v - v == 0.0 else None)
+            if type(v) is float
+            else clean(v)
+            for v in value
+        ]
     if isinstance(value, np.ndarray):
         return clean(value.tolist())
     if isinstance(value, np.generic):

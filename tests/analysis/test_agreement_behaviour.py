@@ -373,3 +373,62 @@ def test_bootstrap_of_preference_agreement_without_ties_resamples_items_with_a_n
             *resampled(items, raters, choices, draw, eligible), ties="exclude"
         )
         assert result.replicates[b] == pytest.approx(naive.value, abs=1e-12)
+
+
+def five_point_design(seed=3, n_items=60):
+    """Three ratings per item on a 1..5 scale, some items with a single rating (not pairable)."""
+    rng = np.random.default_rng(seed)
+    items = np.repeat(np.arange(n_items), 3)
+    raters = rng.integers(0, 6, items.size)
+    labels = np.clip(items % 5 + 1 + rng.integers(-1, 2, items.size), 1, 5)
+    keep = ~((items % 7 == 0) & (np.arange(items.size) % 3 > 0))
+    return items[keep], raters[keep], labels[keep]
+
+
+BOOTSTRAPPED = [
+    ("percent_agreement", {}),
+    ("krippendorff_alpha", {"level": "ordinal"}),
+    ("krippendorff_alpha", {"level": "interval"}),
+    ("krippendorff_alpha", {"level": "nominal"}),
+    ("fleiss_kappa", {}),
+    ("specific_agreement", {}),
+]
+
+
+def test_bootstrap_many_equals_one_bootstrap_per_statistic():
+    items, raters, labels = five_point_design()
+    many = agreement.bootstrap_many(BOOTSTRAPPED, items, raters, labels, n_boot=40, seed=5)
+    for (name, kwargs), got in zip(BOOTSTRAPPED, many, strict=True):
+        alone = agreement.bootstrap(name, items, raters, labels, n_boot=40, seed=5, **kwargs)
+        assert got.statistic == name and got.value == alone.value
+        np.testing.assert_allclose(got.replicates, alone.replicates, rtol=0, atol=1e-12)
+        assert (got.ci_low, got.ci_high, got.n_valid) == pytest.approx(
+            (alone.ci_low, alone.ci_high, alone.n_valid), abs=1e-12
+        )
+
+
+def test_bootstrap_sums_by_matrix_product_equal_the_replicate_by_replicate_path(monkeypatch):
+    """The fast path (multiplicities x per-item features, in blocks of replicates) against the
+    statistic recomputed from the weights of each replicate; blocks of 7 do not divide 45."""
+    items, raters, labels = five_point_design(seed=8)
+    n_pairable = int((np.bincount(items) >= 2).sum())
+    monkeypatch.setattr(agreement, "_REPLICATE_BLOCK_CELLS", 7 * n_pairable)
+    fast = agreement.bootstrap_many(BOOTSTRAPPED, items, raters, labels, n_boot=45, seed=2)
+    monkeypatch.setattr(agreement._Prepared, "linear", lambda self: None)
+    slow = agreement.bootstrap_many(BOOTSTRAPPED, items, raters, labels, n_boot=45, seed=2)
+    for got, ref in zip(fast, slow, strict=True):
+        assert np.isfinite(ref.replicates).all()
+        np.testing.assert_allclose(got.replicates, ref.replicates, rtol=0, atol=1e-12)
+
+
+def test_bootstrap_of_fleiss_kappa_on_many_categories_takes_the_replicate_path():
+    rng = np.random.default_rng(1)
+    items = np.repeat(np.arange(50), 3)
+    labels = np.where(rng.random(150) < 0.5, items % 12, rng.integers(0, 12, 150))
+    raters = np.tile([0, 1, 2], 50)
+    result = agreement.bootstrap("fleiss_kappa", items, raters, labels, n_boot=10, seed=4)
+    draws = np.random.default_rng(4)
+    for b in range(10):
+        draw = draws.integers(0, 50, size=50)
+        naive = agreement.fleiss_kappa(*resampled(items, raters, labels, draw, np.arange(50)))
+        assert result.replicates[b] == pytest.approx(naive.value, abs=1e-12)

@@ -328,3 +328,50 @@ def test_smoothing_keeps_every_error_rate_positive():
 def test_an_init_array_of_the_wrong_shape_is_rejected():
     with pytest.raises(ValueError, match="init"):
         lm.dawid_skene([1, 2], [0, 0], [0, 1], init=np.ones((3, 2)))
+
+
+# --------------------------------------------------------------------------- E-step paths
+
+
+def ragged_design(seed):
+    """Items with 1 to 5 responses, repeated responses, and a few items with 40 (> 16)."""
+    items, raters, labels, _ = simulate(seed, n_items=400, n_raters=10, k=3, per_item=5)
+    rng = np.random.default_rng(seed)
+    keep = rng.random(items.size) > 0.3
+    again = rng.random(items.size) < 0.05
+    many = np.repeat(np.arange(1000, 1004), 40)
+    return (
+        np.concatenate([items[keep], items[again], many]),
+        np.concatenate([raters[keep], raters[again], np.tile(np.arange(10), 16)]),
+        np.concatenate([labels[keep], labels[again], rng.integers(0, 3, many.size)]),
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_product_path_of_the_e_step_equals_the_log_path(seed, monkeypatch):
+    """Items with few responses multiply their gathered rates; others sum log-rates (sparse).
+    Both must give the same fit, iteration by iteration."""
+    items, raters, labels = ragged_design(seed)
+    clamp = (np.array([0, 1, 1000]), labels[:3]) if seed % 2 else None
+    fast = lm.dawid_skene(items, raters, labels, tol=0.0, max_iter=30, clamp=clamp)
+    monkeypatch.setattr(lm, "_PRODUCT_MAX_RESPONSES", 0)
+    slow = lm.dawid_skene(items, raters, labels, tol=0.0, max_iter=30, clamp=clamp)
+    np.testing.assert_allclose(fast.posteriors, slow.posteriors, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fast.priors, slow.priors, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(fast.error_rates, slow.error_rates, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fast.log_likelihood_trace, slow.log_likelihood_trace, rtol=1e-12)
+
+
+def test_an_item_whose_product_underflows_is_redone_in_log_space(monkeypatch):
+    # 800 responses on one item: the product of its rates (about 3^-800) underflows to 0
+    rng = np.random.default_rng(3)
+    items = np.concatenate([np.repeat(np.arange(200), 3), np.zeros(800, dtype=int) + 500])
+    raters = np.concatenate([rng.integers(0, 8, 600), rng.integers(0, 8, 800)])
+    labels = rng.integers(0, 3, 1400)
+    monkeypatch.setattr(lm, "_PRODUCT_MAX_RESPONSES", 1000)
+    fast = lm.dawid_skene(items, raters, labels, tol=0.0, max_iter=20)
+    monkeypatch.setattr(lm, "_PRODUCT_MAX_RESPONSES", 0)
+    slow = lm.dawid_skene(items, raters, labels, tol=0.0, max_iter=20)
+    assert np.all(np.isfinite(fast.posteriors))
+    np.testing.assert_allclose(fast.posteriors, slow.posteriors, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fast.log_likelihood_trace, slow.log_likelihood_trace, rtol=1e-12)

@@ -149,6 +149,15 @@ def test_clean_turns_nan_and_numpy_values_into_json():
     }
 
 
+def test_clean_of_long_lists_of_plain_values_keeps_types_and_drops_non_finite_floats():
+    mixed = [1, True, "x", None, 2.5, float("nan"), -float("inf"), np.float64(np.nan)]
+    mixed += [np.float32(1.5), np.int64(4), np.bool_(False), [0.5, float("inf")], (np.nan,)]
+    out = clean(mixed)
+    assert out == [1, True, "x", None, 2.5, None, None, None, 1.5, 4, False, [0.5, None], [None]]
+    assert [type(v) for v in out[:5]] == [int, bool, str, type(None), float]
+    assert type(out[8]) is float and type(out[9]) is int and type(out[10]) is bool
+
+
 def test_prevalence_paradox_is_flagged_beside_the_distribution():
     # 95% "safe": raters agree mostly by prevalence, and disagree on the rare class.
     study, _ = simulate.categorical_study(n_prompts=60, prevalence=0.95, accuracy=0.9, seed=7)
