@@ -238,9 +238,11 @@ PROMPTS = Kind(
     ),
 )
 
+# A probe of output_unique per prompt of the study, stopping at the first output (the LATERAL
+# ... LIMIT keeps PostgreSQL from scanning every output of the database to learn the same).
 _STUDY_HAS_OUTPUTS = (
-    "SELECT 1 FROM annotation_prompt p JOIN annotation_output o ON o.prompt_id = p.id"
-    " WHERE p.study_id = %(study)s LIMIT 1"
+    "SELECT 1 FROM annotation_prompt p CROSS JOIN LATERAL (SELECT 1 FROM annotation_output o"
+    " WHERE o.prompt_id = p.id LIMIT 1) o WHERE p.study_id = %(study)s LIMIT 1"
 )
 _OUTPUT_JOIN = (
     f"FROM {R} JOIN annotation_prompt p ON p.study_id = %(study)s AND p.external_id = r.a"

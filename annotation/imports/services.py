@@ -303,14 +303,15 @@ def _params(job: ImportJob) -> dict:
 
 def _check(kind, job: ImportJob, errors: _Errors) -> None:
     params = _params(job)
-    found = []
+    found, needs_met = [], {}
     with connection.cursor() as cursor:
         for number, check in enumerate(kind.checks, start=1):
             began = time.monotonic()
-            if check.needs:
+            if check.needs and check.needs not in needs_met:
                 cursor.execute(check.needs, params)
-                if cursor.fetchone() is None:
-                    continue
+                needs_met[check.needs] = cursor.fetchone() is not None
+            if check.needs and not needs_met[check.needs]:
+                continue
             sql = check.sql_for(connection.vendor)
             cursor.execute(f"SELECT count(*) FROM ({sql}) q", params)
             n = cursor.fetchone()[0]
