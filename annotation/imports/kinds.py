@@ -238,11 +238,12 @@ PROMPTS = Kind(
     ),
 )
 
-# A probe of output_unique per prompt of the study, stopping at the first output (the LATERAL
-# ... LIMIT keeps PostgreSQL from scanning every output of the database to learn the same).
+# A probe of output_unique per prompt of the study, stopping at the first output (a subquery
+# with LIMIT is not turned into a join, which PostgreSQL planned as a scan of every output of
+# the database: 0.4 s instead of 1-3 s beside 250k prompts).
 _STUDY_HAS_OUTPUTS = (
-    "SELECT 1 FROM annotation_prompt p CROSS JOIN LATERAL (SELECT 1 FROM annotation_output o"
-    " WHERE o.prompt_id = p.id LIMIT 1) o WHERE p.study_id = %(study)s LIMIT 1"
+    "SELECT 1 FROM annotation_prompt p WHERE p.study_id = %(study)s AND (SELECT 1 FROM"
+    " annotation_output o WHERE o.prompt_id = p.id LIMIT 1) IS NOT NULL LIMIT 1"
 )
 _OUTPUT_JOIN = (
     f"FROM {R} JOIN annotation_prompt p ON p.study_id = %(study)s AND p.external_id = r.a"
