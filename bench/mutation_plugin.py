@@ -6,7 +6,13 @@ are hashed with MD5 instead of PBKDF2's million rounds (a factory user costs ~0.
 Neither changes what a test asserts about the modules that are mutated. mutmut runs every
 session in one process (each mutant's in a fork of it), so the in-memory cache is emptied at each
 session's start, as a fresh `pytest` would find it.
+
+On PostgreSQL (`bench/mutate.py --database postgres://.../<name>`) each session builds its own test
+database, `<name>_<pid>`, so mutants run side by side never share one (and the name keeps the
+prefix of the database it was given, not pytest-django's "test_").
 """
+
+import os
 
 FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
@@ -16,6 +22,9 @@ def pytest_configure(config):
     from django.contrib.auth import hashers
 
     settings.PASSWORD_HASHERS = FAST_HASHERS
+    database = settings.DATABASES["default"]
+    if database["ENGINE"] == "django.db.backends.postgresql":
+        database.setdefault("TEST", {})["NAME"] = f"{database['NAME']}_{os.getpid()}"
     hashers.get_hashers.cache_clear()
     hashers.get_hashers_by_algorithm.cache_clear()
 
