@@ -4,6 +4,7 @@
     .venv/bin/python bench/mutate.py qc/loaders.py   # one module
     .venv/bin/python bench/mutate.py --survivors qc/loaders.py   # diffs of its survivors
     .venv/bin/python bench/mutate.py --database postgres://user@host/concord_mut annotation/api.py
+    .venv/bin/python bench/mutate.py --only 'annotation.api.x__fast_*' annotation/api.py
 
 mutmut mutates a copy of the source under `mutants/` of the folder it runs in and, for each
 mutant, runs only the tests that called the mutated function in its first, clean run. To keep a
@@ -121,10 +122,12 @@ def survivors(where: Path) -> list[str]:
     ]
 
 
-def run_module(module: str, tests: list[str], children: int, database: str = "") -> dict:
+def run_module(
+    module: str, tests: list[str], children: int, database: str = "", only: list | None = None
+) -> dict:
     where = scratch_copy(module, tests, database)
     started = time.monotonic()
-    mutmut(where, "run", "--max-children", str(children), database=database)
+    mutmut(where, "run", "--max-children", str(children), *(only or []), database=database)
     mutmut(where, "export-cicd-stats", capture=True)
     stats_path = where / "mutants" / "mutmut-cicd-stats.json"
     stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
@@ -145,6 +148,13 @@ def main() -> None:
     parser.add_argument(
         "--database", default="", help="postgres://... URL to run on instead of SQLite"
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only the mutants whose name matches, e.g. 'annotation.api.x__fast_*'",
+    )
     args = parser.parse_args()
     table = modules_and_tests()
     chosen = args.modules or list(table)
@@ -157,7 +167,7 @@ def main() -> None:
             for name in survivors(where):
                 print(mutmut(where, "show", name, capture=True).stdout)
         return
-    results = [run_module(m, table[m], args.children, args.database) for m in chosen]
+    results = [run_module(m, table[m], args.children, args.database, args.only) for m in chosen]
     WORK.mkdir(exist_ok=True)
     (WORK / ("scores-pg.json" if args.database else "scores.json")).write_text(
         json.dumps(results, indent=2)
