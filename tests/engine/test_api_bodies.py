@@ -67,7 +67,17 @@ def test_json_that_is_not_an_object_is_400_naming_the_body(client, body):
 
 def test_an_empty_json_body_is_an_empty_answer(client):
     study, token = leased(client)
-    assert refused(post_raw(client, study, token, "")) == ("choice", "choose a label")
+    # The test client drops the content type of an empty body; a browser's fetch keeps it.
+    response = client.post(
+        submit_url(study, token),
+        data="",
+        content_type="application/json",
+        CONTENT_TYPE="application/json",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert response.wsgi_request.content_type == "application/json"
+    assert response.wsgi_request.body == b""
+    assert refused(response) == ("choice", "choose a label")
 
 
 @pytest.mark.parametrize("choice", ["5", '["safe"]', '{"label": "safe"}', "true"])
@@ -138,3 +148,16 @@ def test_a_pair_served_again_shows_the_same_two_texts(client):
     again = client.get(next_url(study)).json()  # the open lease: its texts are read again
     assert again["token"] == first["token"]
     assert again["task"] == first["task"] and len(again["task"]["outputs"]) == 2
+
+
+@pytest.mark.parametrize("form", [False, True])
+def test_an_answer_without_a_key_is_400_naming_the_key_and_stores_nothing(client, form):
+    study, token = leased(client)
+    if form:
+        response = client.post(submit_url(study, token), data={"choice": "safe"})
+    else:
+        response = client.post(
+            submit_url(study, token), data={"choice": "safe"}, content_type="application/json"
+        )
+    assert refused(response) == ("idempotency_key", "must be a uuid made when the task was shown")
+    assert not Label.objects.exists()
