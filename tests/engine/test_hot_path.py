@@ -48,6 +48,23 @@ def test_a_password_change_signs_the_api_session_out():
     assert client.get(next_url(study)).status_code == 401
 
 
+def test_a_password_change_signs_the_api_session_out_of_submit_too():
+    study = make_study(n_prompts=2)
+    e, client = signed_in(study)
+    token = client.get(next_url(study)).json()["token"]
+    e.user.set_password("a-new-password-123")
+    e.user.save()
+    response = client.post(
+        reverse("api-work-submit", args=[study.token, token]),
+        data=json.dumps({"choice": "safe"}),
+        content_type="application/json",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert response.status_code == 401
+    assert not Label.objects.exists()
+    assert Assignment.objects.get(token=token).status == Assignment.Status.LEASED
+
+
 def test_a_deactivated_annotator_gets_401():
     study = make_study(n_prompts=2)
     e, client = signed_in(study)
