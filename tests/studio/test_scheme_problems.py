@@ -37,7 +37,16 @@ def test_the_default_schemes_start_where_a_lead_expects():
     assert len({p["text"] for p in likert}) == 5
     assert default_scheme("spa")["likert_points"] == likert
     assert default_scheme("pairwise") == {"tie_allowed": True}
-    assert [x["key"] for x in default_scheme("ordinal")["labels"]] == ["l", "m", "h"]
+    # The values are what a new study stores as labels; the keys are what annotators press.
+    assert [(x["value"], x["key"]) for x in default_scheme("categorical")["labels"]] == [
+        ("yes", "y"),
+        ("no", "n"),
+    ]
+    assert [(x["value"], x["key"]) for x in default_scheme("ordinal")["labels"]] == [
+        ("low", "l"),
+        ("medium", "m"),
+        ("high", "h"),
+    ]
 
 
 def test_an_unknown_kind_a_non_object_and_unknown_settings_are_named():
