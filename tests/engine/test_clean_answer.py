@@ -338,3 +338,16 @@ def test_an_spa_study_collecting_ratings_without_points_refuses_without_failing(
     # Nothing to rate: nothing to refuse.
     no_outputs = dict(SPA, outputs=[])
     assert clean_answer(no_points, no_outputs, {"p_0": "1", "p_1": "2"}).output_ratings == ()
+
+
+def test_a_categorical_study_without_labels_refuses_every_answer_without_failing():
+    assert refusal(clean_answer, study("categorical", {}), OUTPUT, {"choice": "safe"}) == (
+        "choice",
+        "'safe' is not one of ",
+    )
+
+
+def test_an_spa_presentation_without_questions_or_outputs_asks_for_nothing():
+    likert = study("spa", {"likert_points": POINTS}, collect_likert=True)
+    answer = clean_answer(likert, {"kind": "spa_batch"}, {"p_0": "5", "likert_0": "1"})
+    assert answer == CleanAnswer(raw={})

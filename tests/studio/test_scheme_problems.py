@@ -157,3 +157,21 @@ def test_an_spa_scheme_needs_points_only_when_it_asks_for_ratings():
     assert said("spa", {"likert_points": []}) == [
         "likert_points: add at least 2 points (there are 0)"
     ]
+
+
+def test_each_reference_text_of_a_continuous_scale_is_bounded():
+    long = "r" * (MAX_REFERENCE_CHARS + 1)
+    base = {"min_text": "a", "max_text": "b"}
+    assert said("continuous", {**base, "best_reference": long}) == [
+        f"best_reference: is longer than {MAX_REFERENCE_CHARS} characters"
+    ]
+    assert said("continuous", {**base, "best_reference": 3}) == ["best_reference: must be text"]
+
+
+def test_an_spa_scheme_with_ratings_names_its_unknown_settings_too():
+    scheme = {"likert_points": points(1, 2, 3), "colour": "blue"}
+    assert said("spa", scheme) == ["colour: is not a setting of a spa scheme"]
+    assert said("spa", {"likert_points": points(1), "colour": "blue"}) == [
+        "colour: is not a setting of a spa scheme",
+        "likert_points: add at least 2 points (there are 1)",
+    ]
