@@ -145,6 +145,8 @@ def test_a_control_character_or_lone_surrogate_in_a_value_is_refused_naming_it(c
 
 def test_values_that_are_not_text_are_checked_as_text_and_missing_ones_skipped():
     check_fields({"choice": None, "score": 5})
+    # A missing value ends nothing: the fields after it are checked too.
+    assert refusal(check_fields, {"choice": None, "note": "a\x00"})[0] == "note"
     assert refusal(check_fields, {"score": 10 ** (MAX_VALUE_CHARS + 1)})[0] == "score"
 
 
