@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, Label, Study, Unit
+from annotation.models import Assignment, GuideVersion, Label, Study, Unit
 from annotation.services import setup
 from qc import loaders
 from qc.models import ReportOptions
@@ -325,3 +325,51 @@ def test_first_labels_keep_the_lowest_id_per_annotator_and_unit_whatever_the_id_
     assert loaders.first_labels(label_id, annotator, unit + big).tolist() == expected
     assert loaders.first_labels(label_id, annotator - 10, unit).tolist() == expected
     assert loaders.first_labels(np.zeros(0), np.zeros(0), np.zeros(0)).tolist() == []
+
+
+def test_a_pool_cut_reads_the_pool_of_this_studys_enrolment_only():
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=1, systems=("alpha",))
+    other = make_study(Study.TaskKind.CATEGORICAL, n_prompts=1, systems=("alpha",))
+    (unit,) = units_of(study)
+    crowd_here = enrol(study, pool="open_crowd").user
+    enrol(other, user=crowd_here, pool="expert")  # an expert elsewhere, not in this study
+    expert = enrol(study, pool="expert").user
+    labels = add_labels(
+        study,
+        [
+            {"unit": unit, "annotator": crowd_here, "choice": "safe"},
+            {"unit": unit, "annotator": expert, "choice": "safe"},
+        ],
+    )
+    ReportOptions.objects.create(study=study, pool="expert")
+    assert loaders.load_snapshot(study).label_id.tolist() == [labels[1].pk]
+
+
+def test_a_pool_and_a_guide_version_cut_keep_the_labels_that_meet_both():
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=2, systems=("alpha",))
+    one, two = units_of(study)
+    first = GuideVersion.objects.create(study=study, number=1, body="v1")
+    second = GuideVersion.objects.create(study=study, number=2, body="v2")
+    expert, crowd = enrol(study, pool="expert").user, enrol(study, pool="open_crowd").user
+    rows = [
+        (expert, one, first),  # both: kept
+        (expert, two, second),  # the pool only
+        (crowd, one, first),  # the guide version only
+        (crowd, two, second),  # neither
+    ]
+    labels = add_labels(
+        study, [{"unit": u, "annotator": who, "choice": "safe"} for who, u, _ in rows]
+    )
+    for label, (_, _, version) in zip(labels, rows, strict=True):
+        Label.objects.filter(pk=label.pk).update(guide_version=version)
+    ReportOptions.objects.create(study=study, pool="expert", guide_version=1)
+    assert loaders.load_snapshot(study).label_id.tolist() == [labels[0].pk]
+
+
+def test_labels_of_another_study_never_enter_a_snapshot(categorical):
+    other = make_study(Study.TaskKind.CATEGORICAL, n_prompts=1, systems=("alpha",))
+    (unit,) = units_of(other)
+    (elsewhere,) = add_labels(other, [{"unit": unit, "annotator": UserFactory(), "choice": "x"}])
+    snap = loaders.load_snapshot(categorical["study"])
+    assert elsewhere.pk not in snap.label_id.tolist()
+    assert snap.label_id.tolist() == ids(categorical["labels"][:3])
