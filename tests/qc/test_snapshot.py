@@ -133,7 +133,9 @@ def test_the_snapshot_names_its_annotators_and_counts_them_by_day(categorical):
 def test_an_annotator_without_a_label_this_week_is_not_active(categorical):
     study = categorical["study"]
     _, bob, _ = categorical["people"]
-    Label.objects.filter(annotator=bob).update(created_at=timezone.now() - timedelta(days=8))
+    # Seven days and a half ago: outside the week, inside any longer window.
+    last_week = timezone.now() - timedelta(days=7, hours=12)
+    Label.objects.filter(annotator=bob).update(created_at=last_week)
     snap = loaders.load_snapshot(study)
     assert snap.annotators_total == 2 and snap.annotators_active_7d == 1
 
@@ -370,6 +372,26 @@ def test_labels_of_another_study_never_enter_a_snapshot(categorical):
     other = make_study(Study.TaskKind.CATEGORICAL, n_prompts=1, systems=("alpha",))
     (unit,) = units_of(other)
     (elsewhere,) = add_labels(other, [{"unit": unit, "annotator": UserFactory(), "choice": "x"}])
+    now = timezone.now()
+    leases = [
+        (other, unit, "production"),
+        (categorical["study"], categorical["units"][2], "repeat"),
+    ]
+    for study, leased_unit, purpose in leases:
+        Assignment.objects.create(
+            study=study,
+            unit=leased_unit,
+            annotator=UserFactory(),
+            purpose=purpose,
+            status=Assignment.Status.LEASED,
+            position=1,
+            leased_at=now,
+            expires_at=now + timedelta(minutes=30),
+        )
     snap = loaders.load_snapshot(categorical["study"])
     assert elsewhere.pk not in snap.label_id.tolist()
     assert snap.label_id.tolist() == ids(categorical["labels"][:3])
+    gold, _, first, second = categorical["units"]
+    assert snap.unit_ids.tolist() == [gold.pk, first.pk, second.pk]
+    # Only production leases of this study count as open slots.
+    assert snap.leased_units.tolist() == [second.pk]
