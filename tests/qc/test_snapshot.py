@@ -161,6 +161,7 @@ def test_a_pairwise_snapshot_knows_each_units_canonical_sides_and_the_winners():
     study = make_study(Study.TaskKind.PAIRWISE, n_prompts=2, systems=("alpha", "beta"))
     one, two = units_of(study)
     alpha, beta = study.systems.order_by("name")
+    setup.mark_gold(two, {"winner": alpha.pk})  # an expert answer names the system by id
     person = UserFactory()
     add_labels(
         study,
@@ -180,6 +181,7 @@ def test_a_pairwise_snapshot_knows_each_units_canonical_sides_and_the_winners():
         f"{names[sides[u.pk][0]]} | {names[sides[u.pk][1]]}" for u in (one, two)
     ]
     assert snap.unit_prompt.tolist() == ["p0", "p1"]
+    assert snap.gold_units.tolist() == [two.pk] and snap.gold_values.tolist() == ["alpha"]
     assert snap.spa is None
 
 
@@ -372,6 +374,7 @@ def test_labels_of_another_study_never_enter_a_snapshot(categorical):
     other = make_study(Study.TaskKind.CATEGORICAL, n_prompts=1, systems=("alpha",))
     (unit,) = units_of(other)
     (elsewhere,) = add_labels(other, [{"unit": unit, "annotator": UserFactory(), "choice": "x"}])
+    setup.mark_gold(unit, {"choice": "safe"})
     now = timezone.now()
     leases = [
         (other, unit, "production"),
@@ -393,5 +396,6 @@ def test_labels_of_another_study_never_enter_a_snapshot(categorical):
     assert snap.label_id.tolist() == ids(categorical["labels"][:3])
     gold, _, first, second = categorical["units"]
     assert snap.unit_ids.tolist() == [gold.pk, first.pk, second.pk]
+    assert snap.gold_units.tolist() == [gold.pk] and snap.gold_values.tolist() == ["unsafe"]
     # Only production leases of this study count as open slots.
     assert snap.leased_units.tolist() == [second.pk]
