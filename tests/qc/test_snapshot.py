@@ -158,9 +158,11 @@ def test_a_score_of_zero_is_a_score_and_a_missing_one_is_nan():
 
 
 def test_a_pairwise_snapshot_knows_each_units_canonical_sides_and_the_winners():
-    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=2, systems=("alpha", "beta"))
-    one, two = units_of(study)
+    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=3, systems=("alpha", "beta"))
+    make_study(Study.TaskKind.PAIRWISE, n_prompts=1, systems=("alpha", "beta"))  # not loaded
+    one, two, check = units_of(study)
     alpha, beta = study.systems.order_by("name")
+    setup.mark_gold(check, {"winner": "tie"}, role=Unit.Role.ATTENTION)  # not counted
     setup.mark_gold(two, {"winner": alpha.pk})  # an expert answer names the system by id
     person = UserFactory()
     add_labels(
