@@ -3,13 +3,18 @@
     .venv/bin/python bench/mutate.py                 # every module in [tool.concord.mutation]
     .venv/bin/python bench/mutate.py qc/loaders.py   # one module
     .venv/bin/python bench/mutate.py --survivors qc/loaders.py   # diffs of its survivors
+    .venv/bin/python bench/mutate.py --database postgres://user@host/concord_mut annotation/api.py
+    .venv/bin/python bench/mutate.py --only 'annotation.api.x__fast_*' annotation/api.py
 
 mutmut mutates a copy of the source under `mutants/` of the folder it runs in and, for each
 mutant, runs only the tests that called the mutated function in its first, clean run. To keep a
 module's run to minutes, each module runs in a scratch copy of the checkout (.mutation/<module>/)
 whose [tool.mutmut] section mutates only that module and selects only the tests listed for it in
 pyproject.toml's [tool.concord.mutation]. The runs use the zero-setup SQLite database, so tests
-that need PostgreSQL or Chromium skip there (their modules' SQL is the same on both).
+that need PostgreSQL or Chromium skip there, and so does code that runs on PostgreSQL only (the
+JSON work API's one-statement hot path). `--database URL` runs on that PostgreSQL server instead,
+in .mutation/<module>-pg/, each pytest session on a test database of its own named `<name>_<pid>`
+(bench/mutation_plugin.py); tasks still run eagerly.
 
 Prints, per module: mutants, killed, survived, timeouts, no tests, and the score
 (killed + timeout) / (all - skipped). Not part of CI: a module takes minutes, all of them an hour.
@@ -53,13 +58,14 @@ def modules_and_tests() -> dict[str, list[str]]:
     return dict(config["tool"]["concord"]["mutation"])
 
 
-def slug(module: str) -> str:
-    return module.strip("/").replace("/", "-").removesuffix(".py")
+def slug(module: str, database: str = "") -> str:
+    name = module.strip("/").replace("/", "-").removesuffix(".py")
+    return f"{name}-pg" if database else name
 
 
-def scratch_copy(module: str, tests: list[str]) -> Path:
+def scratch_copy(module: str, tests: list[str], database: str = "") -> Path:
     """A fresh copy of the checkout whose mutmut config mutates `module` and runs `tests`."""
-    where = WORK / slug(module)
+    where = WORK / slug(module, database)
     if where.exists():
         shutil.rmtree(where)
     shutil.copytree(ROOT, where, ignore=COPY_IGNORE)
@@ -92,10 +98,14 @@ cli()
 """
 
 
-def mutmut(where: Path, *args: str, capture: bool = False) -> subprocess.CompletedProcess:
+def mutmut(
+    where: Path, *args: str, capture: bool = False, database: str = ""
+) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "CONCORD_REQUIRE_SERVICES"):
         env.pop(name, None)  # the zero-setup SQLite database, tasks eager
+    if database:
+        env["DATABASE_URL"] = database
     env["CONCORD_QC_BOOTSTRAP"] = "50"
     command = [str(ROOT / ".venv" / "bin" / "python"), "-c", MUTMUT, *args]
     return subprocess.run(
@@ -112,14 +122,16 @@ def survivors(where: Path) -> list[str]:
     ]
 
 
-def run_module(module: str, tests: list[str], children: int) -> dict:
-    where = scratch_copy(module, tests)
+def run_module(
+    module: str, tests: list[str], children: int, database: str = "", only: list | None = None
+) -> dict:
+    where = scratch_copy(module, tests, database)
     started = time.monotonic()
-    mutmut(where, "run", "--max-children", str(children))
+    mutmut(where, "run", "--max-children", str(children), *(only or []), database=database)
     mutmut(where, "export-cicd-stats", capture=True)
     stats_path = where / "mutants" / "mutmut-cicd-stats.json"
     stats = json.loads(stats_path.read_text()) if stats_path.exists() else {}
-    stats["module"] = module
+    stats["module"] = module + (" (PostgreSQL)" if database else "")
     stats["seconds"] = round(time.monotonic() - started)
     scored = stats.get("total", 0) - stats.get("skipped", 0)
     caught = stats.get("killed", 0) + stats.get("timeout", 0)
@@ -133,6 +145,16 @@ def main() -> None:
     parser.add_argument("modules", nargs="*", help="modules from [tool.concord.mutation]")
     parser.add_argument("--children", type=int, default=2, help="mutants run at once")
     parser.add_argument("--survivors", action="store_true", help="show survivors' diffs")
+    parser.add_argument(
+        "--database", default="", help="postgres://... URL to run on instead of SQLite"
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="run only the mutants whose name matches, e.g. 'annotation.api.x__fast_*'",
+    )
     args = parser.parse_args()
     table = modules_and_tests()
     chosen = args.modules or list(table)
@@ -141,13 +163,15 @@ def main() -> None:
         sys.exit(f"not in [tool.concord.mutation]: {', '.join(unknown)}")
     if args.survivors:
         for module in chosen:
-            where = WORK / slug(module)
+            where = WORK / slug(module, args.database)
             for name in survivors(where):
                 print(mutmut(where, "show", name, capture=True).stdout)
         return
-    results = [run_module(m, table[m], args.children) for m in chosen]
+    results = [run_module(m, table[m], args.children, args.database, args.only) for m in chosen]
     WORK.mkdir(exist_ok=True)
-    (WORK / "scores.json").write_text(json.dumps(results, indent=2))
+    (WORK / ("scores-pg.json" if args.database else "scores.json")).write_text(
+        json.dumps(results, indent=2)
+    )
     print(
         f"\n{'module':32} {'mutants':>7} {'killed':>6} {'survived':>8} {'timeout':>7} "
         f"{'no tests':>8} {'score %':>7} {'s':>6}"

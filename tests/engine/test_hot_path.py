@@ -48,6 +48,23 @@ def test_a_password_change_signs_the_api_session_out():
     assert client.get(next_url(study)).status_code == 401
 
 
+def test_a_password_change_signs_the_api_session_out_of_submit_too():
+    study = make_study(n_prompts=2)
+    e, client = signed_in(study)
+    token = client.get(next_url(study)).json()["token"]
+    e.user.set_password("a-new-password-123")
+    e.user.save()
+    response = client.post(
+        reverse("api-work-submit", args=[study.token, token]),
+        data=json.dumps({"choice": "safe"}),
+        content_type="application/json",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert response.status_code == 401
+    assert not Label.objects.exists()
+    assert Assignment.objects.get(token=token).status == Assignment.Status.LEASED
+
+
 def test_a_deactivated_annotator_gets_401():
     study = make_study(n_prompts=2)
     e, client = signed_in(study)
@@ -283,3 +300,24 @@ def test_the_next_label_after_the_window_checks_for_those_before_it(coalescing, 
     qc_services._checked_until[study.pk] = 0.0  # the window has passed
     qc_services.label_committed(study.pk)  # checks at once, for itself and the one before
     assert len(coalescing) == 2 and study.pk not in qc_services._unchecked
+
+
+def test_a_session_of_another_sign_in_backend_goes_the_standard_way_with_the_same_rules(settings):
+    # The one-statement sign-in reads ModelBackend sessions only; any other is Django's to read.
+    other = "django.contrib.auth.backends.AllowAllUsersModelBackend"
+    settings.AUTHENTICATION_BACKENDS = [*settings.AUTHENTICATION_BACKENDS, other]
+    study, elsewhere = make_study(n_prompts=2), make_study(n_prompts=1)
+    e = enrol(study)
+    client = Client()
+    client.force_login(e.user, backend=other)
+    task = client.get(next_url(study))
+    assert task.status_code == 200 and task.json()["task"]["kind"] == "output"
+    assert client.get(next_url(elsewhere)).status_code == 404
+    response = client.post(
+        reverse("api-work-submit", args=[study.token, task.json()["token"]]),
+        data=json.dumps({"choice": "safe"}),
+        content_type="application/json",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
+    assert response.status_code == 200 and response.json()["status"] == "stored"
+    assert Label.objects.get().annotator == e.user

@@ -37,7 +37,16 @@ def test_the_default_schemes_start_where_a_lead_expects():
     assert len({p["text"] for p in likert}) == 5
     assert default_scheme("spa")["likert_points"] == likert
     assert default_scheme("pairwise") == {"tie_allowed": True}
-    assert [x["key"] for x in default_scheme("ordinal")["labels"]] == ["l", "m", "h"]
+    # The values are what a new study stores as labels; the keys are what annotators press.
+    assert [(x["value"], x["key"]) for x in default_scheme("categorical")["labels"]] == [
+        ("yes", "y"),
+        ("no", "n"),
+    ]
+    assert [(x["value"], x["key"]) for x in default_scheme("ordinal")["labels"]] == [
+        ("low", "l"),
+        ("medium", "m"),
+        ("high", "h"),
+    ]
 
 
 def test_an_unknown_kind_a_non_object_and_unknown_settings_are_named():
@@ -147,4 +156,22 @@ def test_an_spa_scheme_needs_points_only_when_it_asks_for_ratings():
     assert said("spa", {}, collect_likert=True) == ["likert_points: add at least 2 points"]
     assert said("spa", {"likert_points": []}) == [
         "likert_points: add at least 2 points (there are 0)"
+    ]
+
+
+def test_each_reference_text_of_a_continuous_scale_is_bounded():
+    long = "r" * (MAX_REFERENCE_CHARS + 1)
+    base = {"min_text": "a", "max_text": "b"}
+    assert said("continuous", {**base, "best_reference": long}) == [
+        f"best_reference: is longer than {MAX_REFERENCE_CHARS} characters"
+    ]
+    assert said("continuous", {**base, "best_reference": 3}) == ["best_reference: must be text"]
+
+
+def test_an_spa_scheme_with_ratings_names_its_unknown_settings_too():
+    scheme = {"likert_points": points(1, 2, 3), "colour": "blue"}
+    assert said("spa", scheme) == ["colour: is not a setting of a spa scheme"]
+    assert said("spa", {"likert_points": points(1), "colour": "blue"}) == [
+        "colour: is not a setting of a spa scheme",
+        "likert_points: add at least 2 points (there are 1)",
     ]
