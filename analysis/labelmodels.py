@@ -318,25 +318,6 @@ def soft_labels(items, raters, labels) -> SoftLabels:
 # --------------------------------------------------------------------------- Dawid-Skene
 
 
-def _m_step(design_t, post, col_sums, n_raters, k, smoothing):
-    """Priors and error rates from posteriors (n_items x K, C order; col_sums = its column sums).
-
-    Returns priors (K), rates (J x K_true x K_given; undefined rows set to 1 so their log is 0,
-    they carry no posterior mass) and the mask of undefined rows.
-    """
-    priors = col_sums / post.shape[0]
-    # counts[j*K + l, k] = sum over responses l of rater j of T[item, k]
-    counts = design_t @ post
-    counts = np.asarray(counts).reshape(n_raters, k, k).transpose(0, 2, 1)
-    if smoothing:
-        counts = counts + smoothing
-    totals = counts.sum(axis=2, keepdims=True)
-    undefined = totals <= 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rates = np.where(undefined, 1.0, counts / totals)
-    return priors, rates, undefined[..., 0]
-
-
 _UNDERFLOW = 1e-250
 # Items with at most this many responses take the product path of the E-step (Python steps per
 # E-step: one per response position of each such group); items with more take the log path.
