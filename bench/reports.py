@@ -4,6 +4,13 @@
 section (rater offsets, adjusted system means) runs too; the rater report (rater pages, triage,
 audits) is computed by the same recomputation and timed on its own.
 
+--design shuffled (the default) gives each unit `overlap` raters drawn by a hash of the unit, so
+every rater sees a random sample of items, as the engine's shuffled assignment does. --design
+striped is the older bench's arithmetic (rater = 13 * unit + 331 * j mod raters): a rater's units
+then share their residue mod 10, and so their true class, so many raters never see some classes;
+Dawid-Skene's likelihood is nearly flat along those raters' unseen confusion rows and plain EM
+crawls (about 8,500 iterations at 1M labels against about 200 shuffled). Kept to show that case.
+
 Prints one full recomputation's wall time split by the worker's own stage marks, with the CPU
 seconds of this process per stage and the load average beside it (figures: bench/README.md).
 
@@ -15,7 +22,7 @@ only, from the stored report). Not a test: it prints numbers.
 
     .venv/bin/python bench/reports.py [--labels 1000000] [--annotators 1000] [--repeat 200]
         [--db postgres://postgres@127.0.0.1:5432/concord_bench_reports] [--rebuild]
-        [--task categorical|likert]
+        [--task categorical|likert] [--design shuffled|striped]
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ def parse() -> argparse.Namespace:
     )
     ap.add_argument("--rebuild", action="store_true", help="drop the bench study and rebuild it")
     ap.add_argument("--task", choices=["categorical", "likert"], default="categorical")
+    ap.add_argument("--design", choices=sorted(RATER_OF), default="shuffled")
     ap.add_argument(
         "--profile",
         metavar="PATH",
@@ -91,9 +99,15 @@ STAGE_NAMES = {
 
 STUDY_NAME = "bench-reports-1m"
 LIKERT_NAME = "bench-reports-1m-likert"
+# Which bench rater (0..n-1) gives unit u's j-th label (SQL; u = the unit, s.j = 0..overlap-1).
+# Distinct for j < overlap <= 3 whenever 331 * j is not a multiple of the number of raters.
+RATER_OF = {
+    "shuffled": "(hashint8(u.shuffle_key)::bigint + 2147483648 + s.j * 331) %% %s",
+    "striped": "(u.shuffle_key * 13 + s.j * 331) %% %s",
+}
 
 
-def build(n_labels: int, n_annotators: int, overlap: int):
+def build(n_labels: int, n_annotators: int, overlap: int, design: str):
     """The bench study: categorical (3 classes, 70/20/10 prevalence), raters right 80% of the time,
     labels spread over 30 days. Rows are generated inside PostgreSQL."""
     from django.contrib.auth import get_user_model
@@ -106,7 +120,7 @@ def build(n_labels: int, n_annotators: int, overlap: int):
         ws, _ = Workspace.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
         study = Study.objects.create(
             workspace=ws,
-            name=STUDY_NAME,
+            name=f"{STUDY_NAME}-{design}",
             task_kind=Study.TaskKind.CATEGORICAL,
             overlap=overlap,
             status=Study.Status.LIVE,
@@ -151,7 +165,9 @@ def build(n_labels: int, n_annotators: int, overlap: int):
                            ELSE 'wrong' END AS truth
                FROM annotation_unit u
                CROSS JOIN generate_series(0, %s - 1) AS s(j)
-               JOIN bench_raters r ON r.k = (u.shuffle_key * 13 + s.j * 331) %% %s
+               JOIN bench_raters r ON r.k = """
+            + RATER_OF[design]
+            + """
                WHERE u.study_id = %s""",
             [overlap, n_annotators, study.id],
         )
@@ -193,7 +209,7 @@ def build(n_labels: int, n_annotators: int, overlap: int):
     return study
 
 
-def build_likert(n_labels: int, n_annotators: int, overlap: int):
+def build_likert(n_labels: int, n_annotators: int, overlap: int, design: str):
     """The scored bench study: 1-5 Likert on outputs of two systems (one unit per output), item
     quality from a hash of the unit, every tenth rater strict (-1 point), rounding noise;
     timings on every label. Rows are generated inside PostgreSQL."""
@@ -208,7 +224,7 @@ def build_likert(n_labels: int, n_annotators: int, overlap: int):
         ws, _ = Workspace.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
         study = Study.objects.create(
             workspace=ws,
-            name=LIKERT_NAME,
+            name=f"{LIKERT_NAME}-{design}",
             task_kind=Study.TaskKind.LIKERT,
             overlap=overlap,
             status=Study.Status.LIVE,
@@ -270,7 +286,9 @@ def build_likert(n_labels: int, n_annotators: int, overlap: int):
                       ((u.shuffle_key * 7919) %% 5) - 2 AS quality
                FROM annotation_unit u
                CROSS JOIN generate_series(0, %s - 1) AS s(j)
-               JOIN bench_raters r ON r.k = (u.shuffle_key * 13 + s.j * 331) %% %s
+               JOIN bench_raters r ON r.k = """
+            + RATER_OF[design]
+            + """
                WHERE u.study_id = %s""",
             [overlap, n_annotators, study.id],
         )
@@ -325,7 +343,7 @@ def main() -> None:
     from qc.models import QualityReport, RaterReport, RecomputeState
     from tests.factories import MembershipFactory
 
-    name = LIKERT_NAME if args.task == "likert" else STUDY_NAME
+    name = (LIKERT_NAME if args.task == "likert" else STUDY_NAME) + f"-{args.design}"
     study = Study.objects.filter(name=name).first()
     if study is not None and (args.rebuild or study.labels.count() != args.labels):
         from annotation.models import Assignment, Label
@@ -336,7 +354,7 @@ def main() -> None:
         study = None
     if study is None:
         make = build_likert if args.task == "likert" else build
-        study = make(args.labels, args.annotators, args.overlap)
+        study = make(args.labels, args.annotators, args.overlap, args.design)
     print(f"study {study.token}: {study.labels.count()} labels, {study.units.count()} units")
 
     # A full recomputation, in-process as the worker runs it (fresh: drop stored reports first),
