@@ -23,7 +23,7 @@ from qc.reports.common import category_label, clean, num
 from qc.reports.labels import task_labels
 
 RULE = mon.DeclineRule()
-DS_KWARGS: dict = {}  # the aggregation section's call: analysis.labelmodels defaults
+DS_KWARGS: dict = {}  # the aggregation section's call: defaults, and iteration_cap(labels)
 CONTINUOUS_FLIP = 10.0  # a 0-100 answer "changes" on a repeat / misses gold beyond 10 points
 MIN_GOLD = 20  # below this many gold items the page says the accuracy is too thin to judge
 MIN_REPEATS = 10
@@ -625,7 +625,8 @@ def dawid_skene_fit(snap: Snapshot, config: ReportConfig):
     t = task_labels(snap, config)
     if t is None or t.labels.size == 0:
         return False
-    return t, lm.dawid_skene(t.items, t.raters, t.labels, **DS_KWARGS)
+    cap = lm.iteration_cap(t.labels.size)
+    return t, lm.dawid_skene(t.items, t.raters, t.labels, max_iter=cap, **DS_KWARGS)
 
 
 def _dawid_skene(found) -> dict:

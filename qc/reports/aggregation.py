@@ -113,7 +113,7 @@ def aggregation_section(
     if config.clamp_gold and has_gold.any():
         clamp = (soft.items[has_gold], np.array(gold[has_gold].tolist(), dtype=classes.dtype))
     mv = lm.majority_vote(it, ra, la, tie_break="random", seed=config.seed)
-    ds = lm.dawid_skene(it, ra, la, clamp=clamp)
+    ds = lm.dawid_skene(it, ra, la, clamp=clamp, max_iter=lm.iteration_cap(la.size))
     if fits is not None and clamp is None:
         fits["dawid_skene"] = (t, ds)
     if not (np.array_equal(mv.items, soft.items) and np.array_equal(ds.items, soft.items)):
@@ -168,6 +168,9 @@ def aggregation_section(
             {"label": n, "prior": num(p)} for n, p in zip(shown, ds.priors.tolist(), strict=True)
         ],
         "dawid_skene_reason": ds.reason or "",
+        # item labels still changing when EM stopped: over the last `moved_over` iterations
+        "dawid_skene_labels_moved": int(ds.labels_moved),
+        "dawid_skene_moved_over": int(ds.moved_over),
         "clamped_gold": int(ds.n_clamped),
         "gold_check": gold_check(mv_labels, ds_labels, gold, clamped=clamp is not None),
         "disagreements": [

@@ -375,3 +375,44 @@ def test_an_item_whose_product_underflows_is_redone_in_log_space(monkeypatch):
     assert np.all(np.isfinite(fast.posteriors))
     np.testing.assert_allclose(fast.posteriors, slow.posteriors, rtol=0, atol=1e-10)
     np.testing.assert_allclose(fast.log_likelihood_trace, slow.log_likelihood_trace, rtol=1e-12)
+
+
+def _striped(n_units: int, n_raters: int, seed: int = 0):
+    """A design where rater = 13 * unit + 331 * j mod n_raters and the true class follows the
+    unit mod 10: each rater sees a few residues, so some raters never see some classes, their
+    confusion rows are nearly flat and plain EM crawls (2,218 iterations here)."""
+    rng = np.random.default_rng(seed)
+    unit = np.repeat(np.arange(1, n_units + 1), 3)
+    j = np.tile(np.arange(3), n_units)
+    residue = (unit * 7919) % 10
+    truth = np.where(residue < 7, 0, np.where(residue < 9, 1, 2))
+    labels = np.where(rng.random(unit.size) < 0.8, truth, rng.integers(0, 3, unit.size))
+    return unit, (unit * 13 + j * 331) % n_raters, labels
+
+
+def test_a_fit_stopped_by_its_cap_counts_the_item_labels_still_moving():
+    items, raters, labels = _striped(3000, 100)
+    stopped = lm.dawid_skene(items, raters, labels, max_iter=250)
+    at_checkpoint = lm.dawid_skene(items, raters, labels, max_iter=200)  # the same path, cut
+    moved = int(np.count_nonzero(stopped.item_labels != at_checkpoint.item_labels))
+    assert not stopped.converged and stopped.moved_over == 50
+    assert stopped.labels_moved == moved > 0
+    assert f"{moved} item labels changed over the last 50 iterations" in stopped.reason
+    full = lm.dawid_skene(items, raters, labels)
+    assert full.converged and full.n_iter > 1000 and full.reason == ""
+    # checkpoints: the first E-step, then every 100th
+    assert lm.dawid_skene(items, raters, labels, max_iter=2).moved_over == 1
+    assert lm.dawid_skene(items, raters, labels, max_iter=100).moved_over == 99
+    assert lm.dawid_skene(items, raters, labels, max_iter=101).moved_over == 1
+    assert lm.dawid_skene(items, raters, labels, max_iter=1).moved_over == 0
+
+
+def test_the_reports_iteration_cap_bounds_the_work_on_large_studies_only():
+    assert lm.iteration_cap(40) == lm.DS_MAX_ITER
+    assert lm.iteration_cap(100_000) == lm.DS_MAX_ITER
+    assert lm.iteration_cap(1_000_000) == 1_000
+    assert lm.iteration_cap(5_000_000) == 200
+    assert lm.iteration_cap(10**9) == 100
+    assert lm.iteration_cap(0) == lm.DS_MAX_ITER
+    for n in (150_000, 1_000_000, 3_333_333):
+        assert lm.iteration_cap(n) * n <= lm.DS_BUDGET

@@ -259,7 +259,8 @@ def test_dawid_skene_runs_to_its_tolerance_on_a_study_that_needs_more_than_100_i
     assert full.converged and full.n_iter > 100
     assert agg["dawid_skene_converged"] is True
     assert agg["dawid_skene_iterations"] == full.n_iter > 100
-    assert agg["dawid_skene_max_iter"] >= 1000
+    assert agg["dawid_skene_max_iter"] == lm.iteration_cap(labels.size) == lm.DS_MAX_ITER
+    assert agg["dawid_skene_reason"] == ""
     assert abs(agg["dawid_skene_loglik_change"]) < 1e-3
     priors = [p["prior"] for p in agg["dawid_skene_priors"]]
     assert priors == pytest.approx(full.priors.tolist())
@@ -361,3 +362,20 @@ def test_an_expert_answer_is_read_in_the_reports_label_space_for_every_task_kind
     assert read("pairwise", {"winner": 9}, names) is None
     assert read("categorical", {"choice": ""}, names) is None
     assert read("spa", {"choice": "x"}, names) is None
+
+
+def test_a_report_stops_dawid_skene_at_its_budget_and_says_how_many_labels_still_moved(
+    monkeypatch,
+):
+    study, (items, raters, labels) = _slow_study()
+    # a budget that allows 100 iterations for this study's labels (the floor of the cap)
+    monkeypatch.setattr(lm, "DS_BUDGET", 100 * labels.size)
+    agg = report_for(study).summary["aggregation"]
+    capped = lm.dawid_skene(items, raters, labels, max_iter=100)
+    assert agg["dawid_skene_max_iter"] == 100 == agg["dawid_skene_iterations"]
+    assert agg["dawid_skene_converged"] is False
+    assert agg["dawid_skene_labels_moved"] == capped.labels_moved
+    assert agg["dawid_skene_moved_over"] == capped.moved_over == 99
+    assert "changed over the last 99 iterations" in agg["dawid_skene_reason"]
+    priors = [p["prior"] for p in agg["dawid_skene_priors"]]
+    assert priors == pytest.approx(capped.priors.tolist())
