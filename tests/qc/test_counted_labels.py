@@ -379,3 +379,19 @@ def test_a_report_stops_dawid_skene_at_its_budget_and_says_how_many_labels_still
     assert "changed over the last 99 iterations" in agg["dawid_skene_reason"]
     priors = [p["prior"] for p in agg["dawid_skene_priors"]]
     assert priors == pytest.approx(capped.priors.tolist())
+
+
+def test_the_page_says_a_capped_fit_did_not_converge_and_how_many_labels_still_moved(
+    client, monkeypatch
+):
+    study, (items, raters, labels) = _slow_study()
+    monkeypatch.setattr(lm, "DS_BUDGET", 100 * labels.size)
+    services.recompute(study.pk)
+    lead = MembershipFactory(workspace=study.workspace, role=Membership.Role.LEAD).user
+    client.force_login(lead)
+    html = client.get(reverse("study-dashboard", args=[study.token])).content.decode()
+    moved = lm.dawid_skene(items, raters, labels, max_iter=100).labels_moved
+    assert "did not converge" in html
+    assert 'data-fact="ds_max_iter">100<' in html
+    assert f'data-fact="ds_labels_moved">{moved}<' in html
+    assert "still changing over its last 99 iterations" in html
