@@ -665,6 +665,7 @@ def _dawid_skene(found) -> dict:
                 for c in range(len(classes))
             ],
             "converged": bool(fit.converged),
+            "reason": fit.reason,
         }
     return out
 

@@ -395,3 +395,7 @@ def test_the_page_says_a_capped_fit_did_not_converge_and_how_many_labels_still_m
     assert 'data-fact="ds_max_iter">100<' in html
     assert f'data-fact="ds_labels_moved">{moved}<' in html
     assert "still changing over its last 99 iterations" in html
+    rater = int(raters[0])
+    page = client.get(reverse("rater-page", args=[study.token, rater])).content.decode()
+    assert "Dawid-Skene did not converge" in page
+    assert f"{moved} item label" in page and "over the last 99 iterations" in page
