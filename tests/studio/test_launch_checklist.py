@@ -8,7 +8,7 @@ or qualification items made a bare draft pass.
 
 import pytest
 
-from annotation.models import GuideVersion, Unit
+from annotation.models import GuideVersion, Study, Unit
 from annotation.services import setup, studies
 from tests.factories import UserFactory, WorkspaceFactory, enrol, make_study
 
@@ -140,3 +140,23 @@ def test_a_refused_launch_lists_the_failed_items_under_status():
             "of the guide.",
         ]
     }
+
+
+def test_a_broken_scheme_fails_the_checklist_with_its_problems():
+    study = make_study("categorical", n_prompts=1, status="draft")
+    Study.objects.filter(pk=study.pk).update(label_scheme={"labels": []})
+    study.refresh_from_db()
+    assert checklist(study)["scheme"] == (
+        False,
+        "Label scheme is complete",
+        "labels: add at least 2 labels (there are 0)",
+    )
+    # An SPA study that collects Likert ratings needs their points.
+    spa = make_study("spa", n_prompts=2, status="draft", spa_exposure_m=2)
+    Study.objects.filter(pk=spa.pk).update(label_scheme={}, spa_collect_likert=True)
+    spa.refresh_from_db()
+    assert checklist(spa)["scheme"] == (
+        False,
+        "Label scheme is complete",
+        "likert_points: add at least 2 points",
+    )
