@@ -10,7 +10,7 @@ import pytest
 
 from annotation.models import Enrolment, QualificationItem, Study, TrainingBatch
 from annotation.services import qualification
-from tests.factories import enrol
+from tests.factories import UserFactory, enrol
 from tests.training.helpers import answer_batch, labelled_study, unit_of
 
 pytestmark = pytest.mark.django_db
@@ -126,3 +126,28 @@ def test_the_leads_results_name_who_qualified_and_count_only_finished_attempts()
     assert expected == {"p0": "Unsafe", "p2": "Safe"}
     assert all(row.text is not None for row in results.items)
     assert Enrolment.objects.get(study=study, user=passed).qualified_at is not None
+
+
+def test_re_reading_the_guide_unlocks_the_readers_retry_only():
+    study, _ = labelled_study(qualification_pass_score=1.0, qualification_retry_after_guide=True)
+    keys = built_test(study)
+    reader, other = enrol(study).user, enrol(study).user
+    for user in (reader, other):
+        take(study, user, keys, wrong={"p0"})
+    qualification.mark_guide_reread(study, reader)
+    assert qualification.status(study, reader).reason == ""
+    assert qualification.status(study, other).reason == "reread"
+
+
+def test_the_leads_results_list_candidates_by_name_with_their_attempts_in_order():
+    study, _ = labelled_study(qualification_pass_score=1.0, qualification_retry_after_guide=False)
+    keys = built_test(study)
+    zed = enrol(study, user=UserFactory(username="q-zed")).user
+    amy = enrol(study, user=UserFactory(username="q-amy")).user
+    first = take(study, zed, keys, wrong={"p0"})
+    take(study, amy, keys)
+    second = take(study, zed, keys)
+    rows = qualification.results(study).candidates
+    assert [row.user.username for row in rows] == ["q-amy", "q-zed"]
+    assert [a.pk for a in rows[1].attempts] == [first.pk, second.pk]
+    assert [row.qualified for row in rows] == [True, True]
