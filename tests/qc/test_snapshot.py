@@ -401,3 +401,25 @@ def test_labels_of_another_study_never_enter_a_snapshot(categorical):
     assert snap.gold_units.tolist() == [gold.pk] and snap.gold_values.tolist() == ["unsafe"]
     # Only production leases of this study count as open slots.
     assert snap.leased_units.tolist() == [second.pk]
+
+
+def test_a_day_counts_each_of_its_annotators_once():
+    """Two annotators on one day, one of them twice: the day has three labels and two
+    annotators (the over-time chart's "annotators per day")."""
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=3, systems=("alpha",))
+    one, two, three = units_of(study)
+    ann, bob, cy = (UserFactory(username=n) for n in ("day-ann", "day-bob", "day-cy"))
+    earlier = timezone.now() - timedelta(days=2)
+    labels = add_labels(
+        study,
+        [
+            {"unit": one, "annotator": ann, "choice": "safe"},
+            {"unit": two, "annotator": ann, "choice": "safe"},
+            {"unit": one, "annotator": bob, "choice": "unsafe"},
+            {"unit": three, "annotator": cy, "choice": "safe", "created_at": earlier},
+        ],
+    )
+    snap = loaders.load_snapshot(study)
+    day = timezone.localtime(earlier).date().isoformat()
+    today = timezone.localdate().isoformat()
+    assert snap.days == [(day, 1, labels[3].pk, 1), (today, 3, labels[2].pk, 2)]
