@@ -189,3 +189,15 @@ def unit_of_system(study, prompt_id, system):
     return Unit.objects.get(
         study=study, prompt__external_id=prompt_id, members__output__system__name=system
     )
+
+
+def test_rulings_in_force_and_drafts_are_each_studys_own():
+    study, other = make_study(n_prompts=2), make_study(n_prompts=2)
+    guides.publish_version(study, body="v1", rulings=[guides.NewRuling("Ours", "ours")])
+    guides.publish_version(other, body="v1", rulings=[guides.NewRuling("Theirs", "theirs")])
+    guides.publish_version(other, body="v2", rulings=[guides.NewRuling("Theirs too", "2")])
+    Ruling.objects.create(study=study, title="Our draft", text="d")
+    Ruling.objects.create(study=other, title="Their draft", text="d")
+    assert [v.ruling.title for v in guides.rulings_in_force(study)] == ["Ours"]
+    assert [r.title for r in guides.draft_rulings(study)] == ["Our draft"]
+    assert [v.ruling.title for v in guides.rulings_in_force(other)] == ["Theirs too", "Theirs"]
