@@ -157,7 +157,7 @@ CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "concord.cache.RedisCache",
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "concord"),
             # Fail fast when Redis is down or hung: callers fall back to the database.
