@@ -574,10 +574,14 @@ def claim_next(load, *, now=None) -> tuple | None:
     return None
 
 
+# OFFSET 0 keeps the ORDER BY out of the scan's plan: a prepared statement's generic plan would
+# otherwise walk all of the annotator's assignments backwards by position to skip a sort
+# (growing with their work) instead of reading their few leased ones from assignment_queue.
 _OPEN_LEASE_SQL = (
-    "SELECT id FROM annotation_assignment WHERE annotator_id = %s AND study_id = %s"
-    " AND status = 'leased' AND expires_at > %s"
-    " AND purpose NOT IN ('qualification', 'calibration') ORDER BY position DESC LIMIT 1"
+    "SELECT id FROM (SELECT id, position FROM annotation_assignment WHERE annotator_id = %s"
+    " AND study_id = %s AND status = 'leased' AND expires_at > %s"
+    " AND purpose NOT IN ('qualification', 'calibration') OFFSET 0) leased"
+    " ORDER BY position DESC LIMIT 1"
 )
 
 
