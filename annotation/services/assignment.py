@@ -574,15 +574,20 @@ def claim_next(load, *, now=None) -> tuple | None:
     return None
 
 
-# OFFSET 0 keeps the ORDER BY out of the scan's plan: a prepared statement's generic plan would
-# otherwise walk all of the annotator's assignments backwards by position to skip a sort
-# (growing with their work) instead of reading their few leased ones from assignment_queue.
+# OFFSET 0 (PostgreSQL) keeps the ORDER BY out of the scan's plan: a prepared statement's generic
+# plan would otherwise walk all of the annotator's assignments backwards by position to skip a
+# sort (growing with their work) instead of reading the few live leases. SQLite has no OFFSET
+# without LIMIT, and prepares nothing.
 _OPEN_LEASE_SQL = (
     "SELECT id FROM (SELECT id, position FROM annotation_assignment WHERE annotator_id = %s"
     " AND study_id = %s AND status = 'leased' AND expires_at > %s"
     " AND purpose NOT IN ('qualification', 'calibration') OFFSET 0) leased"
     " ORDER BY position DESC LIMIT 1"
 )
+
+
+def _open_lease_sql() -> str:
+    return _OPEN_LEASE_SQL if _pg() else _OPEN_LEASE_SQL.replace(" OFFSET 0", "")
 
 
 def _claim(annotator, study: Study, e: _Enrolment | None, now) -> Assignment | None:
@@ -596,7 +601,7 @@ def _claim(annotator, study: Study, e: _Enrolment | None, now) -> Assignment | N
     fused = _pg() and e.quota is None
     quota_left = None
     if not fused:
-        lease = _execute(cursor, _OPEN_LEASE_SQL, (annotator.id, study.id, at)).fetchone()
+        lease = _execute(cursor, _open_lease_sql(), (annotator.id, study.id, at)).fetchone()
         if lease is not None:
             return Assignment.objects.get(pk=lease[0])
         if e.quota is not None:
