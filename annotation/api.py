@@ -24,7 +24,7 @@ import json
 
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.http import Http404, JsonResponse
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_GET, require_POST
@@ -36,6 +36,11 @@ from annotation.services import assignment as engine
 from annotation.services.submission import (
     ASSIGNMENT_COLUMNS,
     assignment_from_row,
+    finish_prepared,
+    prepare_label,
+    store_loaded,
+    store_prepared_params,
+    store_prepared_sql,
     submit_label,
     submit_with,
 )
@@ -201,6 +206,37 @@ def _submit_sql() -> str:
     )
 
 
+@functools.cache
+def _submit_store_sql() -> str:
+    """`_submit_sql`, and the close and the label in the same statement when they can be
+    (submission.store_prepared_sql)."""
+    n_user = len(get_user_model()._meta.concrete_fields)
+    study_fields = [f.attname for f in Study._meta.concrete_fields]
+    n = n_user + len(study_fields) + len(ASSIGNMENT_COLUMNS.split(", "))
+    columns = [f"c{i}" for i in range(n)]
+    names = {name: columns[n_user + study_fields.index(name)] for name in _STUDY_CHECKED}
+    return store_prepared_sql(_submit_sql(), columns, names)
+
+
+# The study's columns the one-statement store checks against the copy the label was cleaned with.
+_STUDY_CHECKED = ("status", "task_kind", "label_scheme")
+
+# Study token -> the study as this process last read it (the scheme a submit's answer is cleaned
+# with before its statement; the statement checks that the study still has it).
+_STUDIES: dict[str, Study] = {}
+_STUDIES_MAX = 1000
+
+
+def _remember(study: Study) -> None:
+    if len(_STUDIES) >= _STUDIES_MAX:
+        _STUDIES.clear()
+    _STUDIES[study.token] = study
+
+
+class _Unsure(Exception):
+    """The one-statement submit cannot tell (the sign-in did not verify): roll it back."""
+
+
 def _split(row):
     n_user = len(get_user_model()._meta.concrete_fields)
     n_study = len(Study._meta.concrete_fields)
@@ -224,6 +260,7 @@ def _fast_next(request, token: str):
         if user is None:
             return None
         study = _instance(Study, study_values)
+        _remember(study)
         return user, study, engine.enrolment_from_row(study, enrolment)
 
     return engine.claim_next(load)
@@ -231,11 +268,30 @@ def _fast_next(request, token: str):
 
 def _fast_submit(request, token: str, assignment_token: str, data, key, timings):
     """The submit through one transaction whose first statement reads the sign-in, the study
-    and the locked assignment; None when unsure (ask the standard way)."""
+    and the locked assignment (and when it can, also stores the label: `_one_statement_submit`);
+    None when unsure (ask the standard way)."""
     signed = _session_sign_in(request)
     if signed is None or connection.vendor != "postgresql":
         return None
     user_id, session_hash = signed
+    known = _STUDIES.get(token)
+    prepared = None if known is None else prepare_label(known, data, key, timings)
+    if prepared is not None:
+        try:
+            return _one_statement_submit(
+                request,
+                token,
+                assignment_token,
+                user_id,
+                session_hash,
+                known,
+                prepared,
+                data,
+                key,
+                timings,
+            )
+        except (_Unsure, IntegrityError):
+            return None  # rolled back: the standard way decides (and says duplicate or conflict)
 
     def load():
         with connection.cursor() as cursor:
@@ -254,6 +310,33 @@ def _fast_submit(request, token: str, assignment_token: str, data, key, timings)
     return submit_with(
         load, assignment_token=assignment_token, data=data, idempotency_key=key, timings=timings
     )
+
+
+def _one_statement_submit(
+    request, token, assignment_token, user_id, session_hash, known, prepared, data, key, timings
+):
+    """The common submit in one statement and one transaction: the sign-in, the study and the
+    locked assignment are read, and if the lease is open and the study live with the scheme the
+    answer was cleaned with (`known`), the lease is closed and the label stored by the same
+    statement. Otherwise the lease stays locked and `_store`'s rules answer as usual. Raises
+    _Unsure (rolled back) when the sign-in does not verify."""
+    params = (token, assignment_token, user_id, *store_prepared_params(known, user_id, prepared))
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            row = engine._execute(cursor, _submit_store_sql(), params).fetchone()
+        if row is None:
+            raise _Unsure  # no such task of theirs, or no access: the standard way says which
+        label_id = row[-1]
+        user_values, study_values, assignment = _split(row[:-1])
+        user = _verified_user(request, user_values, session_hash)
+        if user is None:
+            raise _Unsure
+        study = _instance(Study, study_values)
+        _remember(study)
+        assignment = assignment_from_row(assignment, assignment_token, user, study)
+        if label_id is None:
+            return store_loaded(user, assignment, data, key, timings)
+        return finish_prepared(user, assignment, label_id, prepared, timings)
 
 
 def signed_in_annotator_study(request, token: str):

@@ -32,11 +32,10 @@ class HtmxLoginRequiredMiddleware:
 
     def __call__(self, request):
         response = self.get_response(request)
+        if response.status_code != 302 or not getattr(request, "htmx", False):
+            return response  # only a redirect can be the login page's (saves a reverse())
         login_url = resolve_url(settings.LOGIN_URL)
-        is_login_redirect = response.status_code == 302 and response.get("Location", "").startswith(
-            login_url
-        )
-        if getattr(request, "htmx", False) and is_login_redirect:
+        if response.get("Location", "").startswith(login_url):
             current = request.htmx.current_url_abs_path or request.get_full_path()
             expired = HttpResponse(
                 "Your session has expired. Sign in again; your answer is kept in this browser.",

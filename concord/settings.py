@@ -143,6 +143,15 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Server-side prepared statements for the statements the hot path asks psycopg to prepare
+    # (annotation.services.assignment._execute): planned once per connection, not per call.
+    # Django's default (None) turns psycopg's preparing off altogether. Set it empty behind a
+    # pooler that cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
+    threshold = os.environ.get("DB_PREPARE_THRESHOLD", "5")
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
+        int(threshold) if threshold.strip() else None
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite under a dev server with eager tasks: wait on the write lock instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
@@ -157,7 +166,7 @@ CACHE_URL = os.environ.get("CACHE_URL", "")
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "concord.cache.RedisCache",
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "concord"),
             # Fail fast when Redis is down or hung: callers fall back to the database.

@@ -59,10 +59,12 @@ from annotation.presentation import (
     SALT_WALK,
     Member,
     draw,
+    left_is_first,
     mix64,
     uniform,
 )
 from annotation.schemes import AnswerError
+from annotation.tokens import new_token
 
 Purpose = Assignment.Purpose
 LEASED = Assignment.Status.LEASED
@@ -175,6 +177,70 @@ class OpenLease:
     id: int
 
 
+@dataclass(frozen=True)
+class Leased:
+    """What `pick_production` found when its first probe also took the unit (`_claim_sql`): the
+    new lease's id, the unit, its key and its member rows (as `present` reads them)."""
+
+    id: int
+    unit_id: int
+    key: int
+    members: list
+
+
+# Unit kinds whose presentation `_claim_sql` draws in SQL (see there).
+SQL_DRAWN_KINDS = ("output", "pair")
+
+
+@functools.cache
+def _claim_sql() -> str:
+    """PostgreSQL, a production position: the annotator's open lease if they hold one; else the
+    pick (as `_open_lease_or_pick_sql`), and for a unit of SQL_DRAWN_KINDS its slot, the lease
+    and the walk, in one statement (one round trip instead of two).
+
+    The lease's presentation is drawn here as `presentation.draw` draws these kinds: an output
+    unit shows its one output; a pair puts its first member (by position) left when the
+    parameter `left_is_first(seed, position)` says so. Rows: (open lease id, then as
+    `_pick_with_members_sql`, then the member's position and the new lease's id or NULL); a
+    unit of another kind is picked and locked but not taken (the caller goes on in Python).
+    The walk is saved only with a lease, its cursor just past the taken key.
+    """
+    return (
+        "WITH open_lease AS ("
+        + _OPEN_LEASE_SQL
+        + "), picked AS ("
+        + _pick_sql(only_if="NOT EXISTS (SELECT 1 FROM open_lease) AND ")
+        + "), members AS (SELECT uo.position, uo.output_id, o.system_id, o.prompt_id,"
+        " p.text AS prompt_text, o.text FROM picked"
+        " JOIN annotation_unitoutput uo ON uo.unit_id = picked.id"
+        " JOIN annotation_output o ON o.id = uo.output_id"
+        " JOIN annotation_prompt p ON p.id = o.prompt_id),"
+        " taken AS (UPDATE annotation_unit t SET open_slots = t.open_slots - 1 FROM picked"
+        " WHERE t.id = picked.id AND t.open_slots > 0 AND picked.kind IN ('output', 'pair')"
+        " RETURNING t.id, picked.kind, picked.shuffle_key),"
+        " drawn AS (SELECT taken.id, CASE taken.kind"
+        " WHEN 'output' THEN jsonb_build_object('kind', 'output', 'output', m.first)"
+        " ELSE jsonb_build_object('kind', 'pair',"
+        " 'left', CASE WHEN %s THEN m.first ELSE m.second END,"
+        " 'right', CASE WHEN %s THEN m.second ELSE m.first END) END AS presentation"
+        " FROM taken, (SELECT (array_agg(output_id ORDER BY position))[1] AS first,"
+        " (array_agg(output_id ORDER BY position))[2] AS second FROM members) m),"
+        " enrolment AS (UPDATE annotation_enrolment SET queue_seed = %s, positions_issued = %s,"
+        " walk_pass = %s, walk_step = %s, walk_cursor = (SELECT shuffle_key + 1 FROM taken)"
+        " WHERE id = %s AND EXISTS (SELECT 1 FROM taken)),"
+        " lease AS ("
+        + _ASSIGNMENT_COLUMNS
+        + " SELECT %s::bigint, drawn.id, %s::integer, 'production', %s::varchar, 'leased',"
+        " %s::integer, drawn.presentation, NULL, %s::bigint, %s::timestamptz, %s::timestamptz"
+        " FROM drawn RETURNING id)"
+        " SELECT NULL::bigint, picked.id, picked.shuffle_key, picked.kind, m.output_id,"
+        " m.system_id, m.prompt_id, m.prompt_text, m.text, m.position, (SELECT id FROM lease)"
+        " FROM picked JOIN members m ON true"
+        " UNION ALL SELECT open_lease.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,"
+        " NULL FROM open_lease ORDER BY 10"
+    )
+
+
 def _execute(cursor, sql: str, params):
     """Run a hot-path statement; on PostgreSQL as a server-side prepared statement (planned once
     per connection). Returns a cursor to fetch from."""
@@ -196,7 +262,9 @@ def _prepared_cursor():
     return psycopg.Cursor(connection.connection)
 
 
-def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk, open_lease_at=None):
+def pick_production(
+    cursor, study_id: int, annotator_id: int, walk: Walk, open_lease_at=None, first_probe=None
+):
     """Lock the next eligible production unit on the annotator's walk, or None.
 
     Returns (unit id, key, members): on PostgreSQL `members` are the unit's member rows as
@@ -206,13 +274,18 @@ def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk, open_l
 
     With `open_lease_at` (PostgreSQL; a time, adapted for the database) the first probe first
     looks for the annotator's open lease in this study at that time, in the same statement, and
-    returns it as an OpenLease if there is one (nothing is picked then).
+    returns it as an OpenLease if there is one (nothing is picked then). With `first_probe`
+    (a function of (lo, hi)) the first probe is that function's; it may return a Leased.
     """
     pg = _pg()
     sql = _pick_with_members_sql() if pg else _pick_sql()
     first = [open_lease_at] if pg and open_lease_at is not None else []
 
+    firsts = [first_probe] if first_probe is not None else []
+
     def probe(lo, hi):
+        if firsts:
+            return firsts.pop()(lo, hi)
         if first:
             params = (annotator_id, study_id, first.pop(), study_id, lo, hi, annotator_id)
             rows = _execute(cursor, _open_lease_or_pick_sql(), params).fetchall()
@@ -232,7 +305,7 @@ def pick_production(cursor, study_id: int, annotator_id: int, walk: Walk, open_l
         if walk.cursor is not None:
             lo = max(lo, walk.cursor)
         picked = probe(lo, hi)
-        if isinstance(picked, OpenLease):
+        if isinstance(picked, (OpenLease, Leased)):
             return picked
         if picked:
             walk.cursor = picked[1]
@@ -501,11 +574,20 @@ def claim_next(load, *, now=None) -> tuple | None:
     return None
 
 
+# OFFSET 0 (PostgreSQL) keeps the ORDER BY out of the scan's plan: a prepared statement's generic
+# plan would otherwise walk all of the annotator's assignments backwards by position to skip a
+# sort (growing with their work) instead of reading the few live leases. SQLite has no OFFSET
+# without LIMIT, and prepares nothing.
 _OPEN_LEASE_SQL = (
-    "SELECT id FROM annotation_assignment WHERE annotator_id = %s AND study_id = %s"
-    " AND status = 'leased' AND expires_at > %s"
-    " AND purpose NOT IN ('qualification', 'calibration') ORDER BY position DESC LIMIT 1"
+    "SELECT id FROM (SELECT id, position FROM annotation_assignment WHERE annotator_id = %s"
+    " AND study_id = %s AND status = 'leased' AND expires_at > %s"
+    " AND purpose NOT IN ('qualification', 'calibration') OFFSET 0) leased"
+    " ORDER BY position DESC LIMIT 1"
 )
+
+
+def _open_lease_sql() -> str:
+    return _OPEN_LEASE_SQL if _pg() else _OPEN_LEASE_SQL.replace(" OFFSET 0", "")
 
 
 def _claim(annotator, study: Study, e: _Enrolment | None, now) -> Assignment | None:
@@ -519,7 +601,7 @@ def _claim(annotator, study: Study, e: _Enrolment | None, now) -> Assignment | N
     fused = _pg() and e.quota is None
     quota_left = None
     if not fused:
-        lease = _execute(cursor, _OPEN_LEASE_SQL, (annotator.id, study.id, at)).fetchone()
+        lease = _execute(cursor, _open_lease_sql(), (annotator.id, study.id, at)).fetchone()
         if lease is not None:
             return Assignment.objects.get(pk=lease[0])
         if e.quota is not None:
@@ -529,10 +611,24 @@ def _claim(annotator, study: Study, e: _Enrolment | None, now) -> Assignment | N
     seed = e.seed or mix64(e.id, 0x5EED) >> 2  # an enrolment made before seeds were drawn
     position = e.positions_issued + 1
     walk = Walk(seed, e.walk_pass, e.walk_step, e.walk_cursor)
+    role = _injected_role(study, seed, position)
+    # Never first, and never the last task the annotator can get (production remains, and
+    # the quota leaves room for at least one more).
+    injecting = (
+        role != Purpose.PRODUCTION and position > 1 and (quota_left is None or quota_left > 1)
+    )
+    lease = None
+    if fused and not injecting:
+        # A production position: the first probe takes the unit too, in the same statement.
+        lease = _ProductionClaim(study, annotator.id, e, seed, position, walk, now)
 
-    picked = pick_production(cursor, study.id, annotator.id, walk, at if fused else None)
+    picked = pick_production(
+        cursor, study.id, annotator.id, walk, at if fused else None, first_probe=lease
+    )
     if isinstance(picked, OpenLease):
         return Assignment.objects.get(pk=picked.id)
+    if isinstance(picked, Leased):
+        return lease.assignment(picked)
     if picked is None and reclaim_expired(study, now=now):
         picked = pick_production(cursor, study.id, annotator.id, walk)
     if picked is None:
@@ -541,10 +637,7 @@ def _claim(annotator, study: Study, e: _Enrolment | None, now) -> Assignment | N
     unit_id, key, members = picked
 
     purpose, repeat_of = Purpose.PRODUCTION, None
-    role = _injected_role(study, seed, position)
-    # Never first, and never the last task the annotator can get (production remains, and
-    # the quota leaves room for at least one more).
-    if role != Purpose.PRODUCTION and position > 1 and (quota_left is None or quota_left > 1):
+    if injecting:
         if role == Purpose.REPEAT:
             found = repeatable(cursor, study, annotator.id, seed, position, now)
             if found:
@@ -585,6 +678,66 @@ def _claim(annotator, study: Study, e: _Enrolment | None, now) -> Assignment | N
     # Not a field: lets the caller render the task without reading the texts again.
     assignment.texts = texts
     return assignment
+
+
+class _ProductionClaim:
+    """The first probe of a production position on PostgreSQL (`_claim_sql`): the open lease,
+    or the pick, and for an output or pair unit the slot, the lease and the walk at once."""
+
+    def __init__(self, study: Study, annotator_id: int, e: _Enrolment, seed, position, walk, now):
+        self.study, self.annotator_id, self.e = study, annotator_id, e
+        self.seed, self.position, self.walk, self.now = seed, position, walk, now
+        self.token = new_token()
+        self.expires_at = now + timedelta(seconds=study.lease_seconds)
+
+    def __call__(self, lo: int, hi: int):
+        ops, walk, e = connection.ops, self.walk, self.e
+        left_first = left_is_first(self.seed, self.position)
+        at = ops.adapt_datetimefield_value(self.now)
+        params = (
+            *(self.annotator_id, self.study.id, at),  # the open lease
+            *(self.study.id, lo, hi, self.annotator_id),  # the pick
+            left_first,
+            left_first,
+            *(self.seed, self.position, walk.walk_pass, walk.step, e.id),  # the walk
+            *(self.study.id, self.annotator_id, self.token, self.position, e.current_guide_id),
+            at,
+            ops.adapt_datetimefield_value(self.expires_at),
+        )
+        rows = _execute(connection.cursor(), _claim_sql(), params).fetchall()
+        if not rows:
+            return None
+        if rows[0][0] is not None:
+            return OpenLease(rows[0][0])
+        members = [r[3:9] for r in rows]
+        if rows[0][10] is not None:
+            return Leased(rows[0][10], rows[0][1], rows[0][2], members)
+        return rows[0][1], rows[0][2], members  # picked and locked, not taken (another kind)
+
+    def assignment(self, leased: Leased) -> Assignment:
+        """The lease `_claim_sql` stored, as an Assignment, with its texts."""
+        presentation, texts = present(
+            None, self.study, leased.unit_id, self.seed, self.position, leased.members
+        )
+        a = Assignment(
+            id=leased.id,
+            token=self.token,
+            study_id=self.study.id,
+            unit_id=leased.unit_id,
+            annotator_id=self.annotator_id,
+            purpose=str(Purpose.PRODUCTION),
+            status=LEASED,
+            position=self.position,
+            presentation=presentation,
+            repeat_of_id=None,
+            guide_version_id=self.e.current_guide_id,
+            leased_at=self.now,
+            expires_at=self.expires_at,
+        )
+        a._state.adding, a._state.db = False, connection.alias
+        self.walk.cursor = leased.key + 1
+        a.texts = texts
+        return a
 
 
 _INSERT_SQL = (

@@ -314,6 +314,140 @@ def _retake(assignment: Assignment) -> bool:
     return True
 
 
+# --- the store in the statement that reads the lease (PostgreSQL) ----------------------------
+
+# Kinds whose answer is cleaned from the study's scheme alone (no presentation, no query), so it
+# can be cleaned before the assignment is read.
+PLAIN_KINDS = frozenset(
+    {
+        Study.TaskKind.CATEGORICAL,
+        Study.TaskKind.ORDINAL,
+        Study.TaskKind.LIKERT,
+        Study.TaskKind.CONTINUOUS,
+    }
+)
+
+
+@dataclass(frozen=True)
+class PreparedLabel:
+    """A label's values cleaned before its assignment was read (see `prepare_label`)."""
+
+    key: uuid.UUID
+    answer: object  # schemes.CleanAnswer
+    timed: dict
+    now: object
+
+
+@dataclass(frozen=True)
+class _AnyLease:
+    """Stands in for the assignment while timings are cleaned before it is read: a lease begun
+    long ago, so only the checks that do not depend on the lease apply (the rest are re-run
+    on the real one by `finish_prepared`)."""
+
+    leased_at: object
+    presentation: dict
+
+
+def prepare_label(study: Study, data, idempotency_key, timings) -> PreparedLabel | None:
+    """The label's values cleaned with `study` (a copy read earlier) before the assignment is
+    read, for `store_prepared_sql`; None when that cannot be done (another kind, or anything
+    invalid: the standard path then answers in its own order of checks)."""
+    if study.task_kind not in PLAIN_KINDS:
+        return None
+    try:
+        key = _key(idempotency_key)
+        answer = clean_answer(study, {}, data)
+        now = timezone.now()
+        timed = clean_timings(timings, _AnyLease(now - timedelta(days=36500), {}), now)
+    except AnswerError:
+        return None
+    return PreparedLabel(key, answer, timed, now)
+
+
+def store_prepared_sql(loaded_sql: str, columns: list[str], study_names: dict) -> str:
+    """PostgreSQL: `loaded_sql` (which reads and locks the assignment, ASSIGNMENT_COLUMNS last,
+    as `columns`) and, when the lease is open and the study live with the kind and scheme the
+    label was cleaned with, the close and the label, in one statement. `study_names` names the
+    study's status, task_kind and label_scheme among `columns`. Rows: the loaded row, then the
+    new label's id or NULL (nothing written)."""
+    a = dict(zip(_FIELDS, columns[len(columns) - len(_FIELDS) :], strict=True))
+    return (
+        f"WITH loaded ({', '.join(columns)}) AS ("
+        + loaded_sql
+        + "), closed AS (UPDATE annotation_assignment t SET status = 'submitted',"
+        f" closed_at = %s::timestamptz FROM loaded WHERE t.id = loaded.{a['id']}"
+        f" AND loaded.{a['status']} = 'leased' AND loaded.{study_names['status']} = 'live'"
+        f" AND loaded.{study_names['task_kind']} = %s::varchar"
+        f" AND loaded.{study_names['label_scheme']} = %s::jsonb"
+        " RETURNING t.id, t.study_id, t.unit_id, t.purpose, t.guide_version_id),"
+        " stored AS (INSERT INTO annotation_label (assignment_id, study_id, unit_id,"
+        " annotator_id, purpose, idempotency_key, choice, score, winner_id, value,"
+        " guide_version_id, rendered_at, duration_ms, active_ms, exposure, created_at)"
+        " SELECT closed.id, closed.study_id, closed.unit_id, %s::integer, closed.purpose,"
+        " %s::uuid, %s::varchar, %s::double precision, NULL, %s::jsonb, closed.guide_version_id,"
+        " %s::timestamptz, %s::integer, %s::integer, %s::jsonb, %s::timestamptz FROM closed"
+        " RETURNING id)"
+        " SELECT loaded.*, (SELECT id FROM stored) FROM loaded"
+    )
+
+
+def store_prepared_params(study: Study, annotator_id: int, prepared: PreparedLabel) -> tuple:
+    """The parameters of `store_prepared_sql` after those of its `loaded_sql`."""
+    ops = connection.ops
+    key = Label._meta.get_field("idempotency_key").get_db_prep_value(prepared.key, connection)
+    now = ops.adapt_datetimefield_value(prepared.now)
+    timed, answer = prepared.timed, prepared.answer
+    return (
+        now,
+        study.task_kind,
+        ops.adapt_json_value(study.label_scheme, None),
+        annotator_id,
+        key,
+        answer.choice,
+        answer.score,
+        ops.adapt_json_value(answer.raw, None),
+        ops.adapt_datetimefield_value(timed.get("rendered_at")),
+        timed.get("duration_ms"),
+        timed.get("active_ms"),
+        ops.adapt_json_value(timed.get("exposure", {}), None),
+        now,
+    )
+
+
+def finish_prepared(annotator, assignment: Assignment, label_id: int, prepared, timings):
+    """After `store_prepared_sql` stored the label (in the caller's transaction): the timing
+    checks that depend on the lease (AnswerError: the caller rolls back, nothing is stored),
+    then the signal, as `_store` does."""
+    clean_timings(timings, assignment, prepared.now)
+    assignment.status, assignment.closed_at = Assignment.Status.SUBMITTED, prepared.now
+    answer = prepared.answer
+    label = Label(
+        id=label_id,
+        assignment=assignment,
+        study_id=assignment.study_id,
+        unit_id=assignment.unit_id,
+        annotator_id=annotator.id,
+        purpose=assignment.purpose,
+        idempotency_key=prepared.key,
+        choice=answer.choice,
+        score=answer.score,
+        value=answer.raw,
+        guide_version_id=assignment.guide_version_id,
+        created_at=prepared.now,
+        **prepared.timed,
+    )
+    label._state.adding, label._state.db = False, connection.alias
+    label_submitted.send(sender=Label, label=label, study_id=assignment.study_id)
+    return SubmitResult(STORED, label, "Saved.")
+
+
+def store_loaded(annotator, assignment, data, idempotency_key, timings) -> SubmitResult:
+    """`_store` for a lease read (and locked) by the caller's statement that wrote nothing."""
+    key = _key(idempotency_key)
+    db_key = Label._meta.get_field("idempotency_key").get_db_prep_value(key, connection)
+    return _store(annotator, assignment, data, key, db_key, timings)
+
+
 # How far a client's clock and the network may be off when its timings are checked.
 TIMING_SLACK = timedelta(minutes=5)
 TIMING_NAMES = ("rendered_at", "duration_ms", "active_ms", "exposure")

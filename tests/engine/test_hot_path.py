@@ -321,3 +321,105 @@ def test_a_session_of_another_sign_in_backend_goes_the_standard_way_with_the_sam
     )
     assert response.status_code == 200 and response.json()["status"] == "stored"
     assert Label.objects.get().annotator == e.user
+
+
+@pytest.mark.parametrize("kind", ["categorical", "pairwise"])
+def test_a_lease_taken_in_one_statement_stores_the_presentation_python_draws(kind):
+    # On PostgreSQL a production lease of an output or pair unit is drawn in SQL (_claim_sql):
+    # what is stored must be what presentation.draw gives, on both sides of a pair.
+    from annotation.models import Enrolment, Unit
+    from annotation.presentation import Member, draw
+
+    study = make_study(task_kind=kind, n_prompts=8, gold_rate=0, repeat_rate=0)
+    e = enrol(study)
+    seen = set()
+    for _ in range(8):
+        a = engine.next_assignment(e.user, study)
+        stored = Assignment.objects.get(pk=a.pk)
+        unit = Unit.objects.get(pk=a.unit_id)
+        members = [
+            Member(m.output_id, m.output.system_id, m.output.prompt_id)
+            for m in unit.members.select_related("output").order_by("position")
+        ]
+        seed = Enrolment.objects.get(pk=e.pk).queue_seed
+        assert stored.presentation == a.presentation == draw(unit.kind, members, seed, a.position)
+        assert stored.status == "leased" and stored.token == a.token
+        seen.add(str(a.presentation.get("left") == members[0].output_id))
+        data = {"choice": "left" if kind == "pairwise" else "safe"}
+        result = submit_label(
+            annotator=e.user, assignment_token=a.token, data=data, idempotency_key=uuid.uuid4()
+        )
+        assert result.status == "stored"
+    if kind == "pairwise":
+        assert seen == {"True", "False"}  # both sides came up
+
+
+def post_answer(client, study, token, body, key=None):
+    return client.post(
+        reverse("api-work-submit", args=[study.token, token]),
+        data=json.dumps(body),
+        content_type="application/json",
+        headers={"Idempotency-Key": str(key or uuid.uuid4())},
+    )
+
+
+def test_a_submit_stored_in_one_statement_keeps_every_field_of_the_label():
+    # The process read the study on `next`, so the submit cleans the answer first and stores it
+    # in the statement that reads the lease (api._one_statement_submit).
+    study = make_study(n_prompts=2)
+    e, client = signed_in(study)
+    task = client.get(next_url(study)).json()
+    key = uuid.uuid4()
+    timings = {"duration_ms": 1500, "active_ms": 1200, "rendered_at": "2020-01-01T00:00:00Z"}
+    body = {"choice": "safe", "extra": "dropped", "timings": timings}
+    response = post_answer(client, study, task["token"], body, key)
+    assert response.status_code == 400 and response.json()["field"] == "timings.rendered_at"
+    assert not Label.objects.exists()  # rolled back: the lease's own check came after the write
+    assert Assignment.objects.get(token=task["token"]).status == Assignment.Status.LEASED
+    del timings["rendered_at"]
+    assert post_answer(client, study, task["token"], body, key).json()["status"] == "stored"
+    label = Label.objects.get()
+    a = Assignment.objects.get(token=task["token"])
+    assert a.status == Assignment.Status.SUBMITTED and a.closed_at == label.created_at
+    assert (label.assignment_id, label.unit_id, label.annotator_id) == (a.id, a.unit_id, e.user.id)
+    assert (label.study_id, label.purpose, label.guide_version_id) == (
+        study.id,
+        a.purpose,
+        a.guide_version_id,
+    )
+    assert label.idempotency_key == key and label.choice == "safe" and label.score is None
+    assert label.value == {"choice": "safe"} and label.exposure == {}
+    assert (label.duration_ms, label.active_ms, label.rendered_at) == (1500, 1200, None)
+    again = post_answer(client, study, task["token"], {"choice": "safe"}, key)
+    assert again.json()["status"] == "duplicate" and Label.objects.count() == 1
+
+
+def test_a_key_of_another_task_is_a_conflict_through_the_one_statement_submit():
+    study = make_study(n_prompts=3)
+    _, client = signed_in(study)
+    key = uuid.uuid4()
+    first = client.get(next_url(study)).json()["token"]
+    assert post_answer(client, study, first, {"choice": "safe"}, key).status_code == 200
+    later = client.get(next_url(study)).json()["token"]
+    response = post_answer(client, study, later, {"choice": "safe"}, key)
+    assert response.status_code == 409 and response.json()["status"] == "conflict"
+    assert Assignment.objects.get(token=later).status == Assignment.Status.LEASED
+
+
+def test_a_study_paused_or_rescored_after_next_is_not_written_by_the_one_statement_submit():
+    from annotation.models import Study
+
+    study = make_study(n_prompts=3)
+    _, client = signed_in(study)
+    token = client.get(next_url(study)).json()["token"]
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.PAUSED)
+    response = post_answer(client, study, token, {"choice": "safe"})
+    assert response.status_code == 409 and response.json()["status"] == "paused"
+    Study.objects.filter(pk=study.pk).update(
+        status=Study.Status.LIVE, label_scheme={"labels": [{"value": "fine", "text": "Fine"}]}
+    )
+    # The process cleaned "safe" with the scheme it read on next; the study's scheme changed.
+    response = post_answer(client, study, token, {"choice": "safe"})
+    assert response.status_code == 400 and response.json()["field"] == "choice"
+    assert not Label.objects.exists()
+    assert post_answer(client, study, token, {"choice": "fine"}).json()["status"] == "stored"

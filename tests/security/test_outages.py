@@ -83,7 +83,7 @@ def outage_world(transactional_db, settings, tmp_path):
     redis.start()
     settings.CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "concord.cache.RedisCache",
             "LOCATION": redis.url(1),
             "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 1.0},
         }
