@@ -21,11 +21,15 @@ The hot path avoids serializers and model instances beyond the engine's own.
 
 import functools
 import json
+from dataclasses import dataclass
+from importlib import import_module
 
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.db import IntegrityError, connection, transaction
 from django.http import Http404, JsonResponse
+from django.utils import timezone
+from django.utils.cache import patch_vary_headers
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_GET, require_POST
 
@@ -116,7 +120,12 @@ def _session_sign_in(request):
     (the caller then asks Django). Reads the session only, not the database."""
     if "_cached_user" in request.__dict__:
         return None
-    session = request.session
+    return _sign_in_from(request.session)
+
+
+def _sign_in_from(session):
+    """(user id, session hash) of a session's data (a mapping) when it is a plain ModelBackend
+    sign-in, else None."""
     try:
         raw_id, backend, session_hash = (
             session[SESSION_KEY],
@@ -131,6 +140,75 @@ def _session_sign_in(request):
         return get_user_model()._meta.pk.to_python(raw_id), session_hash
     except Exception:  # noqa: BLE001 - malformed: let Django decide
         return None
+
+
+# Session stores that keep every session in the database: the hot statements read the session's
+# row themselves (present, unexpired, and the text this process decoded), so a session read once
+# is not read from the cache again on every request.
+_DB_SESSION_ENGINES = frozenset(
+    {
+        "django.contrib.sessions.backends.db",
+        "django.contrib.sessions.backends.cached_db",
+        "concord.sessions",
+    }
+)
+
+
+@dataclass(frozen=True)
+class _SignIn:
+    """A plain ModelBackend sign-in as its session holds it: `text` is the session row's data it
+    was decoded from (None when it came through request.session, before any statement)."""
+
+    key: str
+    user_id: object
+    session_hash: str
+    text: str | None = None
+
+
+# Session key -> the sign-in this process last decoded from that session's row.
+_SIGN_INS: dict[str, _SignIn] = {}
+_SIGN_INS_MAX = 10_000
+
+
+def _hot_sign_in(request) -> _SignIn | None:
+    """The sign-in for the hot statements, which check the session's row: from this process's
+    memory when it decoded that session before, else from request.session. None when unsure."""
+    if settings.SESSION_ENGINE not in _DB_SESSION_ENGINES:
+        return None
+    key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    if not key:
+        return None
+    known = _SIGN_INS.get(key)
+    if known is not None:
+        return known
+    signed = _session_sign_in(request)
+    return None if signed is None else _SignIn(key, *signed)
+
+
+def _session_rows() -> tuple[str, str]:
+    """(the session table, the session store's module) of SESSION_ENGINE."""
+    engine_module = import_module(settings.SESSION_ENGINE)
+    return engine_module.SessionStore.get_model_class()._meta.db_table, engine_module
+
+
+def _accepted_user(request, sign_in: _SignIn, text: str, user_values):
+    """The user of the hot statement's row if the session row's `text` still holds `sign_in`
+    and the user verifies for it (_verified_user); remembers the sign-in. None when unsure."""
+    if text != sign_in.text:
+        data = _session_rows()[1].SessionStore().decode(text)  # {} when tampered with
+        decoded = _sign_in_from(data)
+        if decoded is None or decoded[0] != sign_in.user_id:
+            _SIGN_INS.pop(sign_in.key, None)
+            return None
+        sign_in = _SignIn(sign_in.key, decoded[0], decoded[1], text)
+    user = _verified_user(request, user_values, sign_in.session_hash)
+    if user is None:
+        _SIGN_INS.pop(sign_in.key, None)
+        return None
+    if len(_SIGN_INS) >= _SIGN_INS_MAX:
+        _SIGN_INS.clear()
+    _SIGN_INS[sign_in.key] = sign_in
+    return user
 
 
 def _verified_user(request, values, session_hash):
@@ -181,29 +259,45 @@ def _sign_in_sql() -> str:
     )
 
 
-# The hot path on PostgreSQL: the sign-in, the study (with the access rule) and the row the
-# request locks come from the first statement of the request's one transaction.
-@functools.cache
-def _next_sql() -> str:
+# The hot path on PostgreSQL: the session's row, the sign-in, the study (with the access rule)
+# and the row the request locks come from the first statement of the request's one transaction.
+# Parameters: the session key, now, the study token, [the assignment token,] the user id.
+def _hot_from(tail: str) -> str:
     User = get_user_model()
     return (
-        f"SELECT {_columns(User, 'u')}, {_columns(Study, 's')}, {engine.ENROLMENT_COLUMNS}"
-        f" FROM {User._meta.db_table} u JOIN annotation_study s ON s.token = %s"
-        " JOIN annotation_enrolment e ON e.study_id = s.id AND e.user_id = u.id"
-        " WHERE u.id = %s AND " + _ACCESS_SQL.format(user="u.id") + " FOR UPDATE OF e"
+        f" FROM {_session_rows()[0]} ds JOIN {User._meta.db_table} u ON u.id = %s"
+        " JOIN annotation_study s ON s.token = %s"
+        + tail
+        + " WHERE ds.session_key = %s AND ds.expire_date > %s AND "
+        + _ACCESS_SQL.format(user="u.id")
+    )
+
+
+@functools.cache
+def _next_sql() -> str:
+    return (
+        f"SELECT ds.session_data, {_columns(get_user_model(), 'u')}, {_columns(Study, 's')},"
+        f" {engine.ENROLMENT_COLUMNS}"
+        + _hot_from(" JOIN annotation_enrolment e ON e.study_id = s.id AND e.user_id = u.id")
+        + " FOR UPDATE OF e"
     )
 
 
 @functools.cache
 def _submit_sql() -> str:
-    User = get_user_model()
     return (
-        f"SELECT {_columns(User, 'u')}, {_columns(Study, 's')}, {ASSIGNMENT_COLUMNS}"
-        f" FROM {User._meta.db_table} u JOIN annotation_study s ON s.token = %s"
-        " JOIN annotation_assignment a ON a.token = %s AND a.annotator_id = u.id"
-        " AND a.study_id = s.id"
-        " WHERE u.id = %s AND " + _ACCESS_SQL.format(user="u.id") + " FOR UPDATE OF a"
+        f"SELECT ds.session_data, {_columns(get_user_model(), 'u')}, {_columns(Study, 's')},"
+        f" {ASSIGNMENT_COLUMNS}"
+        + _hot_from(
+            " JOIN annotation_assignment a ON a.token = %s AND a.annotator_id = u.id"
+            " AND a.study_id = s.id"
+        )
+        + " FOR UPDATE OF a"
     )
+
+
+def _hot_params(sign_in: _SignIn, token: str, *tokens: str, now=None) -> list:
+    return [sign_in.user_id, token, *tokens, sign_in.key, now or timezone.now()]
 
 
 @functools.cache
@@ -212,9 +306,9 @@ def _submit_store_sql() -> str:
     (submission.store_prepared_sql)."""
     n_user = len(get_user_model()._meta.concrete_fields)
     study_fields = [f.attname for f in Study._meta.concrete_fields]
-    n = n_user + len(study_fields) + len(ASSIGNMENT_COLUMNS.split(", "))
+    n = 1 + n_user + len(study_fields) + len(ASSIGNMENT_COLUMNS.split(", "))
     columns = [f"c{i}" for i in range(n)]
-    names = {name: columns[n_user + study_fields.index(name)] for name in _STUDY_CHECKED}
+    names = {name: columns[1 + n_user + study_fields.index(name)] for name in _STUDY_CHECKED}
     return store_prepared_sql(_submit_sql(), columns, names)
 
 
@@ -238,25 +332,33 @@ class _Unsure(Exception):
 
 
 def _split(row):
+    """A hot statement's row: the session's text, the user's, the study's and the rest's values."""
     n_user = len(get_user_model()._meta.concrete_fields)
     n_study = len(Study._meta.concrete_fields)
-    return row[:n_user], row[n_user : n_user + n_study], row[n_user + n_study :]
+    return (
+        row[0],
+        row[1 : 1 + n_user],
+        row[1 + n_user : 1 + n_user + n_study],
+        row[1 + n_user + n_study :],
+    )
 
 
 def _fast_next(request, token: str):
     """(user, study, assignment or None) through one transaction whose first statement reads
-    the sign-in, the study and the locked enrolment; None when unsure (ask the standard way)."""
-    signed = _session_sign_in(request)
-    if signed is None or connection.vendor != "postgresql":
+    the session, the sign-in, the study and the locked enrolment; None when unsure (ask the
+    standard way)."""
+    if connection.vendor != "postgresql":
         return None
-    user_id, session_hash = signed
+    sign_in = _hot_sign_in(request)
+    if sign_in is None:
+        return None
 
     def load(cursor):
-        row = engine._execute(cursor, _next_sql(), [token, user_id]).fetchone()
+        row = engine._execute(cursor, _next_sql(), _hot_params(sign_in, token)).fetchone()
         if row is None:
-            return None  # not enrolled, no such study or user: the standard way says which
-        user_values, study_values, enrolment = _split(row)
-        user = _verified_user(request, user_values, session_hash)
+            return None  # signed out, not enrolled, no such study: the standard way says which
+        text, user_values, study_values, enrolment = _split(row)
+        user = _accepted_user(request, sign_in, text, user_values)
         if user is None:
             return None
         study = _instance(Study, study_values)
@@ -267,41 +369,32 @@ def _fast_next(request, token: str):
 
 
 def _fast_submit(request, token: str, assignment_token: str, data, key, timings):
-    """The submit through one transaction whose first statement reads the sign-in, the study
-    and the locked assignment (and when it can, also stores the label: `_one_statement_submit`);
-    None when unsure (ask the standard way)."""
-    signed = _session_sign_in(request)
-    if signed is None or connection.vendor != "postgresql":
+    """The submit through one transaction whose first statement reads the session, the sign-in,
+    the study and the locked assignment (and when it can, also stores the label:
+    `_one_statement_submit`); None when unsure (ask the standard way)."""
+    if connection.vendor != "postgresql":
         return None
-    user_id, session_hash = signed
+    sign_in = _hot_sign_in(request)
+    if sign_in is None:
+        return None
     known = _STUDIES.get(token)
     prepared = None if known is None else prepare_label(known, data, key, timings)
     if prepared is not None:
         try:
             return _one_statement_submit(
-                request,
-                token,
-                assignment_token,
-                user_id,
-                session_hash,
-                known,
-                prepared,
-                data,
-                key,
-                timings,
+                request, token, assignment_token, sign_in, known, prepared, data, key, timings
             )
         except (_Unsure, IntegrityError):
             return None  # rolled back: the standard way decides (and says duplicate or conflict)
 
     def load():
+        params = _hot_params(sign_in, token, assignment_token)
         with connection.cursor() as cursor:
-            row = engine._execute(
-                cursor, _submit_sql(), [token, assignment_token, user_id]
-            ).fetchone()
+            row = engine._execute(cursor, _submit_sql(), params).fetchone()
         if row is None:
-            return None  # no such task of theirs, or no access: the standard way says which
-        user_values, study_values, assignment = _split(row)
-        user = _verified_user(request, user_values, session_hash)
+            return None  # signed out, no such task of theirs, no access: the standard way says
+        text, user_values, study_values, assignment = _split(row)
+        user = _accepted_user(request, sign_in, text, user_values)
         if user is None:
             return None
         study = _instance(Study, study_values)
@@ -313,22 +406,25 @@ def _fast_submit(request, token: str, assignment_token: str, data, key, timings)
 
 
 def _one_statement_submit(
-    request, token, assignment_token, user_id, session_hash, known, prepared, data, key, timings
+    request, token, assignment_token, sign_in, known, prepared, data, key, timings
 ):
-    """The common submit in one statement and one transaction: the sign-in, the study and the
-    locked assignment are read, and if the lease is open and the study live with the scheme the
-    answer was cleaned with (`known`), the lease is closed and the label stored by the same
-    statement. Otherwise the lease stays locked and `_store`'s rules answer as usual. Raises
-    _Unsure (rolled back) when the sign-in does not verify."""
-    params = (token, assignment_token, user_id, *store_prepared_params(known, user_id, prepared))
+    """The common submit in one statement and one transaction: the session, the sign-in, the
+    study and the locked assignment are read, and if the lease is open and the study live with
+    the scheme the answer was cleaned with (`known`), the lease is closed and the label stored by
+    the same statement. Otherwise the lease stays locked and `_store`'s rules answer as usual.
+    Raises _Unsure (rolled back) when the sign-in does not verify."""
+    params = (
+        *_hot_params(sign_in, token, assignment_token, now=prepared.now),
+        *store_prepared_params(known, sign_in.user_id, prepared),
+    )
     with transaction.atomic():
         with connection.cursor() as cursor:
             row = engine._execute(cursor, _submit_store_sql(), params).fetchone()
         if row is None:
-            raise _Unsure  # no such task of theirs, or no access: the standard way says which
+            raise _Unsure  # signed out, no such task of theirs, no access: the standard way says
         label_id = row[-1]
-        user_values, study_values, assignment = _split(row[:-1])
-        user = _verified_user(request, user_values, session_hash)
+        text, user_values, study_values, assignment = _split(row[:-1])
+        user = _accepted_user(request, sign_in, text, user_values)
         if user is None:
             raise _Unsure
         study = _instance(Study, study_values)
@@ -378,7 +474,21 @@ def task_payload(assignment) -> dict:
     return task_view(assignment.presentation, texts)
 
 
+def _per_session(view):
+    """Every answer depends on the session cookie, whether or not the request read the session
+    through Django (the hot statements read its row themselves): say so to caches."""
+
+    @functools.wraps(view)
+    def wrapped(request, *args, **kwargs):
+        response = view(request, *args, **kwargs)
+        patch_vary_headers(response, ("Cookie",))
+        return response
+
+    return wrapped
+
+
 @require_GET
+@_per_session
 def next_task(request, token: str):
     found = _fast_next(request, token)
     if found is None:
@@ -426,6 +536,7 @@ def _answer(request) -> tuple[dict, dict | None, str | None]:
 
 
 @require_POST
+@_per_session
 def submit(request, token: str, assignment_token: str):
     result = None
     try:

@@ -21,7 +21,7 @@ import sys
 FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PROJECT = ("annotation", "qc", "analysis", "concord")
 PROCESS_CACHES = {
-    "annotation.api": ["_ROW_READERS"],
+    "annotation.api": ["_ROW_READERS", "_STUDIES", "_SIGN_INS"],
     "qc.services": ["_queued_until", "_checked_until"],
 }
 

@@ -423,3 +423,132 @@ def test_a_study_paused_or_rescored_after_next_is_not_written_by_the_one_stateme
     assert response.status_code == 400 and response.json()["field"] == "choice"
     assert not Label.objects.exists()
     assert post_answer(client, study, token, {"choice": "fine"}).json()["status"] == "stored"
+
+
+# The hot statements read the session's row themselves and remember, per process, the sign-in
+# they decoded from it: what is remembered must never outlive or outrank the row.
+
+
+def submit_answer(client, study, token):
+    return client.post(
+        reverse("api-work-submit", args=[study.token, token]),
+        data=json.dumps({"choice": "safe"}),
+        content_type="application/json",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
+
+
+def session_row(client):
+    from django.contrib.sessions.models import Session
+
+    return Session.objects.get(session_key=client.cookies["sessionid"].value)
+
+
+def test_an_expired_session_row_signs_out_next_and_submit_after_they_were_served():
+    from django.utils import timezone
+
+    study = make_study(n_prompts=3)
+    _, client = signed_in(study)
+    token = client.get(next_url(study)).json()["token"]
+    assert submit_answer(client, study, token).status_code == 200
+    token = client.get(next_url(study)).json()["token"]  # the sign-in is remembered by now
+    row = session_row(client)
+    row.expire_date = timezone.now() - timezone.timedelta(seconds=1)
+    row.save()
+    assert submit_answer(client, study, token).status_code == 401
+    assert client.get(next_url(study)).status_code == 401
+    assert Label.objects.count() == 1
+    assert Assignment.objects.get(token=token).status == Assignment.Status.LEASED
+
+
+def test_a_session_deleted_elsewhere_signs_out_at_once():
+    # Sign-out on another device or by an admin deletes the row; this process had served it.
+    study = make_study(n_prompts=3)
+    _, client = signed_in(study)
+    token = client.get(next_url(study)).json()["token"]
+    session_row(client).delete()
+    assert submit_answer(client, study, token).status_code == 401
+    assert client.get(next_url(study)).status_code == 401
+    assert not Label.objects.exists()
+
+
+def test_a_session_rewritten_for_another_user_serves_that_user_not_the_remembered_one():
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    study = make_study(n_prompts=3)
+    first, client = signed_in(study)
+    second = enrol(study)
+    assert client.get(next_url(study)).status_code == 200  # first's sign-in is remembered
+    store = SessionStore(client.cookies["sessionid"].value)
+    store[SESSION_KEY] = str(second.user.pk)
+    store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    store[HASH_SESSION_KEY] = second.user.get_session_auth_hash()
+    store.save()
+    response = client.get(next_url(study))
+    assert response.status_code == 200
+    assert Assignment.objects.get(token=response.json()["token"]).annotator == second.user
+    assert submit_answer(client, study, response.json()["token"]).status_code == 200
+    assert Label.objects.get().annotator == second.user
+
+
+def test_a_password_changed_in_this_session_keeps_it_signed_in():
+    # update_session_auth_hash rewrites the session's hash under the same key: the new text is
+    # read, not the remembered hash, which no longer verifies.
+    from django.contrib.auth import HASH_SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    study = make_study(n_prompts=3)
+    e, client = signed_in(study)
+    assert client.get(next_url(study)).status_code == 200
+    e.user.set_password("a-new-password-123")
+    e.user.save()
+    store = SessionStore(client.cookies["sessionid"].value)
+    store[HASH_SESSION_KEY] = e.user.get_session_auth_hash()
+    store.save()
+    token = client.get(next_url(study)).json()["token"]
+    assert submit_answer(client, study, token).status_code == 200
+    assert Label.objects.get().annotator == e.user
+
+
+def test_a_tampered_session_row_is_not_trusted():
+    study = make_study(n_prompts=3)
+    _, client = signed_in(study)
+    assert client.get(next_url(study)).status_code == 200
+    row = session_row(client)
+    row.session_data = row.session_data[:-4] + (
+        "AAAA" if row.session_data[-4:] != "AAAA" else "BBBB"
+    )
+    row.save()
+    assert client.get(next_url(study)).status_code == 401
+
+
+@override_settings(
+    SESSION_ENGINE="django.contrib.sessions.backends.cached_db",
+    CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
+)
+def test_a_remembered_sign_in_reads_no_session_from_the_cache(monkeypatch):
+    from django.contrib.sessions.backends.cached_db import SessionStore
+
+    study = make_study(n_prompts=4)
+    _, client = signed_in(study)
+    loads = []
+    load = SessionStore.load
+    monkeypatch.setattr(SessionStore, "load", lambda self: loads.append(1) or load(self))
+    for _ in range(3):
+        token = client.get(next_url(study)).json()["token"]
+        assert submit_answer(client, study, token).status_code == 200
+    if connection.vendor == "postgresql":
+        assert len(loads) == 1  # the first request; the hot statements read the row after it
+    else:
+        assert len(loads) == 6  # no hot statements on SQLite: Django reads it every time
+    client.logout()
+    assert client.get(next_url(study)).status_code == 401
+
+
+def test_work_answers_vary_by_cookie():
+    study = make_study(n_prompts=2)
+    _, client = signed_in(study)
+    response = client.get(next_url(study))
+    assert "Cookie" in response.headers["Vary"]
+    assert "Cookie" in submit_answer(client, study, response.json()["token"]).headers["Vary"]
