@@ -439,16 +439,32 @@ def _fresh_gold_sql() -> str:
     )
 
 
-# The k-th of the n eligible earlier labels (by position), k = 1 + draw mod n: uniform over
-# them (up to a bias of n / 2^62), whatever the gaps between their positions.
+# Whether an earlier label can be repeated now: a submitted production label, closed long enough
+# ago, not under repeat now (alias a).
+_REPEATABLE_WHERE = (
+    "a.annotator_id = %s AND a.study_id = %s AND a.purpose = 'production'"
+    " AND a.status = 'submitted' AND a.closed_at <= %s"
+    " AND NOT EXISTS (SELECT 1 FROM annotation_assignment r WHERE r.repeat_of_id = a.id"
+    " AND r.status IN ('leased', 'submitted'))"
+)
+# REPEAT_PROBES positions drawn uniformly from 1..latest, looked up by the (annotator, study,
+# position) key: the first that holds a repeatable label is the draw. Rejection sampling, so
+# uniform over the repeatable labels whatever the gaps between them, at the cost of a few index
+# lookups instead of reading the annotator's whole history.
+REPEAT_PROBES = 8
+_REPEAT_PROBE_SQL = (
+    "WITH d(i, pos) AS (VALUES "
+    + ", ".join(f"({i}, CAST(%s AS INTEGER))" for i in range(REPEAT_PROBES))
+    + ") SELECT a.id, a.unit_id FROM d JOIN annotation_assignment a ON a.position = d.pos"
+    " WHERE " + _REPEATABLE_WHERE + " ORDER BY d.i LIMIT 1"
+)
+# When every probe misses (a sparse history: few repeatable labels among the positions), the
+# k-th of the n repeatable labels by position, k = 1 + draw mod n: uniform too (up to a bias of
+# n / 2^62), reading them all.
 _REPEATABLE_SQL = (
     "SELECT c.id, c.unit_id FROM (SELECT a.id, a.unit_id,"
     " ROW_NUMBER() OVER (ORDER BY a.position) AS k, COUNT(*) OVER () AS n"
-    " FROM annotation_assignment a"
-    " WHERE a.annotator_id = %s AND a.study_id = %s AND a.purpose = 'production'"
-    " AND a.status = 'submitted' AND a.position <= %s AND a.closed_at <= %s"
-    " AND NOT EXISTS (SELECT 1 FROM annotation_assignment r WHERE r.repeat_of_id = a.id"
-    " AND r.status IN ('leased', 'submitted'))) c"
+    " FROM annotation_assignment a WHERE a.position <= %s AND " + _REPEATABLE_WHERE + ") c"
     " WHERE c.k = 1 + %s %% c.n"
 )
 
@@ -482,9 +498,15 @@ def repeatable(cursor, study: Study, annotator_id: int, seed: int, position: int
     before = connection.ops.adapt_datetimefield_value(
         now - timedelta(minutes=study.repeat_min_gap_minutes)
     )
+    probes = [1 + mix64(seed, position, SALT_REPEAT, i) % latest for i in range(REPEAT_PROBES)]
+    found = _execute(
+        cursor, _REPEAT_PROBE_SQL, (*probes, annotator_id, study.id, before)
+    ).fetchone()
+    if found is not None:
+        return found
     draw_ = mix64(seed, position, SALT_REPEAT) >> 2
     return _execute(
-        cursor, _REPEATABLE_SQL, (annotator_id, study.id, latest, before, draw_)
+        cursor, _REPEATABLE_SQL, (latest, annotator_id, study.id, before, draw_)
     ).fetchone()
 
 

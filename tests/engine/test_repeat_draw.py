@@ -84,3 +84,63 @@ def test_only_eligible_labels_are_drawn():
     # At position 46 (gap 5) only labels at positions <= 40 are eligible.
     near = {engine.repeatable(cursor, study, user.id, s, 46, now)[0] for s in range(200)}
     assert near == {a.id for a in made[1:5]}
+
+
+def dense_history(study, user, now, n=120):
+    """n earlier labels at positions 1..n, every 7th position a gold task and every 11th label
+    still leased: the repeatable ones are most positions, with gaps."""
+    units = list(Unit.objects.filter(study=study).order_by("id"))
+    made = []
+    for position, unit in zip(range(1, n + 1), units, strict=False):
+        gold = position % 7 == 0
+        made.append(
+            Assignment.objects.create(
+                study=study,
+                unit=unit,
+                annotator=user,
+                purpose="gold" if gold else "production",
+                status="leased" if position % 11 == 0 else "submitted",
+                position=position,
+                leased_at=now - timedelta(days=1),
+                expires_at=now + timedelta(days=1),
+                closed_at=None if position % 11 == 0 else now - timedelta(days=1),
+            )
+        )
+    return [a for a in made if a.purpose == "production" and a.status == "submitted"]
+
+
+def test_a_dense_history_is_drawn_uniformly_by_a_few_lookups(monkeypatch):
+    # Rejection sampling over positions: each probe lands on a position, and only repeatable
+    # labels are kept. The labels right after a gap must not be favoured.
+    study = make_study(n_prompts=130, repeat_rate=0.1, repeat_min_gap_units=5)
+    user = enrol(study).user
+    now = timezone.now()
+    repeatable = dense_history(study, user, now)
+    assert 90 < len(repeatable) < 110
+    ran = []
+    execute = engine._execute
+    monkeypatch.setattr(
+        engine, "_execute", lambda c, sql, params: ran.append(sql) or execute(c, sql, params)
+    )
+    cursor = connection.cursor()
+    # The next position after the history, as the annotator's walk goes (positions are dense).
+    draws = Counter(
+        engine.repeatable(cursor, study, user.id, seed, 126, now)[0] for seed in range(5000)
+    )
+    assert set(draws) == {a.id for a in repeatable}
+    assert stats.chisquare([draws[a.id] for a in repeatable]).pvalue > 0.001
+    # Every draw found its label among the probes: none read the whole history.
+    assert ran.count(engine._REPEAT_PROBE_SQL) == 5000 and engine._REPEATABLE_SQL not in ran
+
+
+def test_a_draw_is_the_same_for_the_same_seed_and_position_and_differs_across_seeds():
+    study = make_study(n_prompts=130, repeat_rate=0.1, repeat_min_gap_units=5)
+    user = enrol(study).user
+    now = timezone.now()
+    dense_history(study, user, now)
+    cursor = connection.cursor()
+    first = [engine.repeatable(cursor, study, user.id, 5, p, now)[0] for p in range(300, 340)]
+    again = [engine.repeatable(cursor, study, user.id, 5, p, now)[0] for p in range(300, 340)]
+    other = [engine.repeatable(cursor, study, user.id, 6, p, now)[0] for p in range(300, 340)]
+    assert first == again
+    assert sum(a != b for a, b in zip(first, other, strict=True)) > 30
