@@ -241,13 +241,21 @@ def _claim_sql() -> str:
     )
 
 
-def _execute(cursor, sql: str, params):
+def _execute(cursor, sql: str, params, *, prepare: bool = True):
     """Run a hot-path statement; on PostgreSQL as a server-side prepared statement (planned once
-    per connection). Returns a cursor to fetch from."""
+    per connection), or with `prepare=False` planned afresh on every call. Returns a cursor to
+    fetch from.
+
+    A prepared statement's generic plan is kept for the connection's life, with the table sizes
+    of the moment it was made: made while a study's tables are small, an anti-join against the
+    annotator's assignments is a scan per candidate, and it stays one as they grow (until an
+    ANALYZE replans it). The statements of the injected positions (gold, attention, repeats: a
+    tenth of the labels) are therefore planned each time: a fraction of a millisecond each,
+    against a cost that would grow with the annotator's history."""
     if _pg():
         # Django's wrapper turns psycopg's errors into django.db's (IntegrityError and the rest).
         with connection.wrap_database_errors:
-            return _prepared_cursor().execute(sql, params, prepare=True)
+            return _prepared_cursor().execute(sql, params, prepare=prepare)
     cursor.execute(sql, params)
     return cursor
 
@@ -479,10 +487,12 @@ def _gold_unit(cursor, study: Study, role: str, annotator_id: int, seed: int, po
     """
     start = mix64(seed, position, SALT_GOLD) >> (64 - KEY_BITS)
     if role == Unit.Role.GOLD:
-        row = _execute(cursor, _fresh_gold_sql(), (study.id, annotator_id, start)).fetchone()
+        params = (study.id, annotator_id, start)
+        row = _execute(cursor, _fresh_gold_sql(), params, prepare=False).fetchone()
         return row[0] if row else None
     for lo in (start, KEY_MIN):
-        row = _execute(cursor, _NEVER_SHOWN_SQL, (study.id, role, lo, annotator_id)).fetchone()
+        params = (study.id, role, lo, annotator_id)
+        row = _execute(cursor, _NEVER_SHOWN_SQL, params, prepare=False).fetchone()
         if row:
             return row[0]
     return None
@@ -499,15 +509,13 @@ def repeatable(cursor, study: Study, annotator_id: int, seed: int, position: int
         now - timedelta(minutes=study.repeat_min_gap_minutes)
     )
     probes = [1 + mix64(seed, position, SALT_REPEAT, i) % latest for i in range(REPEAT_PROBES)]
-    found = _execute(
-        cursor, _REPEAT_PROBE_SQL, (*probes, annotator_id, study.id, before)
-    ).fetchone()
+    params = (*probes, annotator_id, study.id, before)
+    found = _execute(cursor, _REPEAT_PROBE_SQL, params, prepare=False).fetchone()
     if found is not None:
         return found
     draw_ = mix64(seed, position, SALT_REPEAT) >> 2
-    return _execute(
-        cursor, _REPEATABLE_SQL, (latest, annotator_id, study.id, before, draw_)
-    ).fetchone()
+    params = (latest, annotator_id, study.id, before, draw_)
+    return _execute(cursor, _REPEATABLE_SQL, params, prepare=False).fetchone()
 
 
 # --- the claim ------------------------------------------------------------------------------
