@@ -228,21 +228,7 @@ def _store(annotator, assignment, data, key, db_key, timings) -> SubmitResult:
     if not pg:
         _execute(cursor, _CLOSE_SQL, closing)
     assignment.status, assignment.closed_at = Assignment.Status.SUBMITTED, now
-    label = Label(
-        assignment=assignment,
-        study_id=assignment.study_id,
-        unit_id=assignment.unit_id,
-        annotator_id=annotator.id,
-        purpose=assignment.purpose,
-        idempotency_key=key,
-        choice=answer.choice,
-        score=answer.score,
-        winner_id=answer.winner_system_id,
-        value=answer.raw,
-        guide_version_id=assignment.guide_version_id,
-        created_at=now,
-        **timed,
-    )
+    label = _label(annotator, assignment, answer, key, now, timed)
     row = _execute(
         cursor,
         # PostgreSQL: the assignment's close rides along in the label's statement (one round
@@ -414,29 +400,35 @@ def store_prepared_params(study: Study, annotator_id: int, prepared: PreparedLab
     )
 
 
+def _label(annotator, assignment: Assignment, answer, key, now, timed: dict) -> Label:
+    """The label of a cleaned answer to a lease, as both ways of storing it write it."""
+    return Label(
+        assignment=assignment,
+        study_id=assignment.study_id,
+        unit_id=assignment.unit_id,
+        annotator_id=annotator.id,
+        purpose=assignment.purpose,
+        idempotency_key=key,
+        choice=answer.choice,
+        score=answer.score,
+        winner_id=answer.winner_system_id,
+        value=answer.raw,
+        guide_version_id=assignment.guide_version_id,
+        created_at=now,
+        **timed,
+    )
+
+
 def finish_prepared(annotator, assignment: Assignment, label_id: int, prepared, timings):
     """After `store_prepared_sql` stored the label (in the caller's transaction): the timing
     checks that depend on the lease (AnswerError: the caller rolls back, nothing is stored),
     then the signal, as `_store` does."""
     clean_timings(timings, assignment, prepared.now)
     assignment.status, assignment.closed_at = Assignment.Status.SUBMITTED, prepared.now
-    answer = prepared.answer
-    label = Label(
-        id=label_id,
-        assignment=assignment,
-        study_id=assignment.study_id,
-        unit_id=assignment.unit_id,
-        annotator_id=annotator.id,
-        purpose=assignment.purpose,
-        idempotency_key=prepared.key,
-        choice=answer.choice,
-        score=answer.score,
-        value=answer.raw,
-        guide_version_id=assignment.guide_version_id,
-        created_at=prepared.now,
-        **prepared.timed,
+    label = _label(
+        annotator, assignment, prepared.answer, prepared.key, prepared.now, prepared.timed
     )
-    label._state.adding, label._state.db = False, connection.alias
+    label.id, label._state.adding, label._state.db = label_id, False, connection.alias
     label_submitted.send(sender=Label, label=label, study_id=assignment.study_id)
     return SubmitResult(STORED, label, "Saved.")
 
