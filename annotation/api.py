@@ -14,6 +14,9 @@
 Blinding: the task carries texts (and SPA writer letters) only; every response has the same keys
 whatever the unit's role, and the only identifier is the presentation's random token.
 Authentication is the Django session; without one the answer is 401 JSON, never a login page.
+On PostgreSQL the first statement of each request also reads the session's row (present,
+unexpired, unchanged since this process decoded it), so a signed-in annotator's requests read no
+session from the cache; anything unexpected goes through Django's own session and sign-in.
 CSRF stays enforced on the POST (session cookies ride along on cross-site requests): clients
 send the `csrftoken` cookie's value in an `X-CSRFToken` header, as the workbench's htmx does.
 The hot path avoids serializers and model instances beyond the engine's own.
