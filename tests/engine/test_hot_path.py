@@ -552,3 +552,17 @@ def test_work_answers_vary_by_cookie():
     response = client.get(next_url(study))
     assert "Cookie" in response.headers["Vary"]
     assert "Cookie" in submit_answer(client, study, response.json()["token"]).headers["Vary"]
+
+
+@override_settings(SESSION_SAVE_EVERY_REQUEST=True)
+def test_sessions_saved_on_every_request_are_saved_by_work_requests_too():
+    from django.utils import timezone
+
+    study = make_study(n_prompts=3)
+    _, client = signed_in(study)
+    assert client.get(next_url(study)).status_code == 200
+    row = session_row(client)
+    row.expire_date = timezone.now() + timezone.timedelta(minutes=5)
+    row.save()
+    assert client.get(next_url(study)).status_code == 200
+    assert session_row(client).expire_date > timezone.now() + timezone.timedelta(days=1)
