@@ -5,6 +5,8 @@ offsets), scipy's one-sample and Welch t-tests on the item means, pandas for cou
 No database.
 """
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -263,7 +265,9 @@ def test_a_group_of_one_item_has_a_mean_but_no_spread():
     y = np.array([1.0, 2.0, 2.0, 3.5, 3.0, 3.0, 5.0, 4.5])
     groups = np.array(["x", "x", "x", "x", "x", "x", "y", "y"])
     fit = severity.rater_offsets(items, raters, y)
-    gm = severity.group_means(fit, items, raters, y, groups)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a group of one item is a stated NaN, not a warning
+        gm = severity.group_means(fit, items, raters, y, groups)
     assert gm.n_items.tolist() == [3, 1]
     assert gm.raw[1] == pytest.approx(4.75)
     for values in (gm.raw_se, gm.raw_ci_low, gm.item_var_raw, gm.adjusted_ci_high):
@@ -416,3 +420,20 @@ def test_group_means_name_the_column_of_another_length(name):
     other = "raters" if name == "items" else name
     with pytest.raises(ValueError, match=rf"^{other}: length"):
         severity.group_means(fit, **columns)
+
+
+def test_groups_that_cannot_be_sorted_are_refused():
+    items, raters, y, groups = unbalanced(seed=12)
+    fit = severity.rater_offsets(items, raters, y)
+    mixed = np.where(groups == 0, "zero", groups.astype(object))
+    with pytest.raises(ValueError, match="^groups: values must be mutually comparable"):
+        severity.group_means(fit, items, raters, y, mixed)
+
+
+@pytest.mark.parametrize("name", ["items", "raters"])
+def test_items_or_raters_that_cannot_be_sorted_are_refused(name):
+    items, raters, y, _ = unbalanced(seed=13)
+    columns = {"items": items.astype(object), "raters": raters.astype(object)}
+    columns[name][0] = "first"
+    with pytest.raises(ValueError, match=rf"^{name}: values must be mutually comparable"):
+        severity.rater_offsets(columns["items"], columns["raters"], y)
