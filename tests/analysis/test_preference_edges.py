@@ -5,6 +5,8 @@ References: statsmodels multipletests (Holm) and TTestPower, scipy's ttest_1samp
 their confidence intervals, scipy's binomtest. No database.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -260,6 +262,14 @@ def test_a_zero_mean_difference_is_no_disagreement_of_direction():
     assert side.likert_mean_difference == 0.0 and side.direction_disagrees is False
 
 
+def test_spa_below_one_half_against_a_positive_likert_difference_disagrees_in_direction():
+    ann, comp = np.arange(4), np.full(4, "c")
+    spa_res = pf.spa(ann, comp, [0.1, 0.7, 0.3, 0.4])  # mean 0.375
+    likert = pf.likert_paired(ann, comp, [4, 3, 3, 2], [3, 3, 2, 2])  # mean +0.5
+    (side,) = pf.compare_protocols(spa_res, likert)
+    assert side.direction_disagrees is True and side.reversal is False
+
+
 def test_opposite_point_estimates_disagree_in_direction_without_a_reversal():
     ann, comp = np.arange(4), np.full(4, "c")
     spa_res = pf.spa(ann, comp, [0.9, 0.3, 0.7, 0.6])  # mean 0.625, not significant
@@ -338,7 +348,7 @@ def test_power_takes_a_numpy_integer_n():
 
 
 def test_position_bias_p_values_equal_scipys_exact_binomial_test():
-    raters = np.repeat([0, 1, 2, 3], [9, 14, 6, 3])
+    raters = np.repeat([0, 1, 2, 3, 4], [9, 14, 6, 3, 1])
     choice = np.array(
         ["left"] * 8
         + ["right"]  # rater 0: 8 of 9 left
@@ -348,23 +358,51 @@ def test_position_bias_p_values_equal_scipys_exact_binomial_test():
         + ["left"] * 3
         + ["right"] * 3  # rater 2: 3 of 6
         + ["tie"] * 3  # rater 3: only ties
+        + ["left"]  # rater 4: one judgment
     )
     n = raters.size
     a = np.arange(n) % 3
     b = (a + 1) % 3
-    r = pf.bradley_terry(np.arange(n), raters, a, b, choice, n_boot=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a rater with only ties is a stated NaN, not a warning
+        r = pf.bradley_terry(np.arange(n), raters, a, b, choice, n_boot=0)
     bias = r.position_bias
-    assert bias.n.tolist() == [9, 12, 6, 0]
-    for j, (k, m) in enumerate([(8, 9), (5, 12), (3, 6)]):
+    assert bias.n.tolist() == [9, 12, 6, 0, 1] and bias.n.dtype == np.int64
+    for j, k, m in [(0, 8, 9), (1, 5, 12), (2, 3, 6), (4, 1, 1)]:
         assert bias.share_left[j] == pytest.approx(k / m)
         assert bias.p[j] == pytest.approx(stats.binomtest(k, m, 0.5).pvalue, rel=1e-12)
     assert np.isnan(bias.share_left[3]) and np.isnan(bias.p[3])
-    assert bias.overall_share_left == pytest.approx(16 / 27)
-    assert bias.overall_p == pytest.approx(stats.binomtest(16, 27, 0.5).pvalue, rel=1e-12)
+    assert bias.overall_share_left == pytest.approx(17 / 28)
+    assert bias.overall_p == pytest.approx(stats.binomtest(17, 28, 0.5).pvalue, rel=1e-12)
     assert bias.shares[0] == pytest.approx(8 / 9)
 
 
 def test_position_bias_of_only_ties_is_undefined():
     a, b = np.array([0, 1, 2]), np.array([1, 2, 0])
-    r = pf.bradley_terry(np.arange(3), [0, 0, 0], a, b, ["tie"] * 3, n_boot=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = pf.bradley_terry(np.arange(3), [0, 0, 0], a, b, ["tie"] * 3, n_boot=0)
     assert np.isnan(r.position_bias.overall_share_left) and np.isnan(r.position_bias.overall_p)
+
+
+def test_shares_of_exactly_zero_and_one_are_accepted():
+    r = pf.spa([1, 2, 3], ["c"] * 3, [0.0, 1.0, 0.5], [1.0, 0.0, 0.5], tau=1.0)
+    assert r.rows[0].n == 3 and r.n_dropped == 0
+    assert r.rows[0].mean == pytest.approx(0.5)
+
+
+def test_the_filtered_table_tests_the_kept_answers_against_one_half():
+    ann = np.repeat(np.arange(8), 2)
+    comp = np.tile(["c1", "c2"], 8)
+    p_xy = np.array(
+        [0.7, 0.6, 0.8, 0.55, 0.6, 0.7, 0.9, 0.6, 0.75, 0.5, 0.65, 0.4, 0.7, 0.6, 0.2, 0.3]
+    )
+    p_yx = 1 - p_xy
+    p_yx[[4, 15]] += 0.2  # annotators 2 and 7 fail the filter (sums 1.2)
+    r = pf.spa(ann, comp, p_xy, p_yx, tau=1.1)
+    assert r.dropped.tolist() == [2, 7]
+    kept = ~np.isin(ann, [2, 7])
+    for row, c in zip(r.rows, ("c1", "c2"), strict=True):
+        ref = stats.ttest_1samp(p_xy[kept & (comp == c)], 0.5)
+        assert row.n == 6 and row.t == pytest.approx(ref.statistic, rel=1e-12)
+        assert row.p == pytest.approx(ref.pvalue, rel=1e-10)

@@ -360,6 +360,10 @@ def test_a_difference_with_exactly_two_items_a_side_has_an_interval():
     for a, b in (("a", "b"), ("b", "c"), ("c", "a")):
         d = gm.difference(a, b)
         assert d.reason == "" and np.isfinite(d.raw_ci_low) and np.isfinite(d.adjusted_ci_high)
+    item_means = y.reshape(6, 2).mean(axis=1)
+    for k in range(3):  # two items a group: the t interval on 1 df
+        ci = stats.ttest_1samp(item_means[2 * k : 2 * k + 2], 0.0).confidence_interval(0.95)
+        assert (gm.raw_ci_low[k], gm.raw_ci_high[k]) == pytest.approx((ci.low, ci.high))
 
 
 def test_a_difference_with_a_one_item_group_keeps_both_estimates_and_says_why():
@@ -437,3 +441,12 @@ def test_items_or_raters_that_cannot_be_sorted_are_refused(name):
     columns[name][0] = "first"
     with pytest.raises(ValueError, match=rf"^{name}: values must be mutually comparable"):
         severity.rater_offsets(columns["items"], columns["raters"], y)
+
+
+def test_one_rater_group_means_carry_no_reason_of_their_own():
+    items, raters, y = [1, 2, 3, 3, 4], ["a"] * 5, [1.0, 2.0, 4.0, 6.0, 2.0]
+    fit = severity.rater_offsets(items, raters, y)
+    assert fit.reason.startswith("one rater") and fit.offset_cov is not None
+    gm = severity.group_means(fit, items, raters, y, [0, 0, 1, 1, 1])
+    assert gm.reason == ""
+    np.testing.assert_allclose(gm.adjusted, gm.raw)
