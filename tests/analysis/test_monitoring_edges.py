@@ -112,7 +112,7 @@ def check(correct, n, changes, rule):
     np.testing.assert_allclose(got.baseline_rate, ref["base"], rtol=1e-12, equal_nan=True)
     np.testing.assert_allclose(got.window_rate, ref["win"], rtol=1e-12, equal_nan=True)
     assert got.flagged.dtype == bool and got.flagged.tolist() == ref["flag"]
-    assert got.cause.tolist() == ref["cause"]
+    assert got.cause.dtype == object and got.cause.tolist() == ref["cause"]
     return got, ref
 
 
@@ -143,6 +143,16 @@ def test_weeks_without_gold_count_for_nothing():
     correct = [0, 9, 10, 9, 0, 4, 3, 0, 2]
     got, ref = check(correct, n, [4], SMALL)
     assert np.isnan(got.window_rate[0]) and np.isnan(got.baseline_rate[:2]).all()
+
+
+def test_a_single_gold_item_is_a_week_with_gold():
+    rule = mon.DeclineRule(
+        window=2, min_window=1, min_baseline=1, alpha_window=1.0, min_weeks_below=2
+    )
+    got, ref = check([1, 9, 9, 0, 0], [1, 10, 10, 1, 1], [], rule)
+    assert got.window_rate[0] == 1.0 and got.baseline_rate[2] == 1.0  # one of one
+    # weeks 3 and 4, one item each, both wrong: two weeks below the earlier 19 of 21
+    assert ref["below"][4] == 2 and got.flagged[4] and got.cause[4] == "window"
 
 
 def test_a_week_at_exactly_the_earlier_rate_is_not_below_it():
