@@ -35,3 +35,26 @@ def test_each_switch_is_read_on_its_own(flag):
         for name in ("unanimous_view", "clamp_gold", "ordinal_as_interval")
     }
     assert switches == {name: name == flag for name in switches}
+
+
+@pytest.mark.parametrize("both", [False, True])
+def test_the_spa_settings_are_the_studys(both):
+    study = make_study(
+        Study.TaskKind.SPA,
+        n_prompts=1,
+        systems=("x", "y"),
+        spa_tau=1.5,
+        spa_both_directions=both,
+    )
+    config = loaders.report_config(study)
+    assert config.spa_tau == 1.5
+    assert config.spa_both_directions is both
+    assert config.as_dict()["spa_both_directions"] is both  # JSON true/false in the hash
+
+
+@pytest.mark.parametrize("scheme", [{}, None])
+@pytest.mark.parametrize("kind", ["categorical", "ordinal", "likert", "spa"])
+def test_a_scheme_without_its_scale_declares_nothing(kind, scheme):
+    study = Study(task_kind=kind, label_scheme=scheme)
+    assert loaders.declared_categories(study) == ()
+    assert loaders.declared_texts(study) == ()
