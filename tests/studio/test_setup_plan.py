@@ -62,13 +62,15 @@ def planned(study):
 def test_each_output_is_planned_once_under_its_own_id_or_prompt_and_system():
     study = study_with(
         "categorical",
-        [("p1", "zeta"), ("p1", "alpha"), ("p2", "zeta")],
+        [("p1", "zeta"), ("p1", "alpha"), ("p2", "zeta"), ("p2", "alpha")],
         systems=("zeta", "alpha"),
     )
     Output.objects.filter(pk=output_id(study, "p2", "zeta")).update(external_id="o-77")
+    # prompt by prompt, systems by name
     assert planned(study) == [
         ("output", "p1", ("p1/alpha",), "p1:alpha"),
         ("output", "p1", ("p1/zeta",), "p1:zeta"),
+        ("output", "p2", ("p2/alpha",), "p2:alpha"),
         ("output", "p2", ("p2/zeta",), "o-77"),
     ]
     plan = setup.plan_units(study)
