@@ -74,13 +74,16 @@ def test_use_is_recorded_at_most_once_a_minute(monkeypatch):
 def test_a_user_revokes_only_their_own_active_tokens():
     owner, other = UserFactory(), UserFactory()
     made = api_tokens.create_token(owner, "laptop")
+    kept = api_tokens.create_token(owner, "server")
     assert api_tokens.revoke_token(other, made.token.pk) is False
-    assert ApiToken.objects.get().revoked_at is None
+    assert not ApiToken.objects.filter(revoked_at__isnull=False).exists()
     assert api_tokens.revoke_token(owner, made.token.pk) is True
-    revoked_at = ApiToken.objects.get().revoked_at
+    revoked_at = ApiToken.objects.get(pk=made.token.pk).revoked_at
     assert revoked_at is not None
     assert api_tokens.revoke_token(owner, made.token.pk) is False  # already revoked
-    assert ApiToken.objects.get().revoked_at == revoked_at
+    assert ApiToken.objects.get(pk=made.token.pk).revoked_at == revoked_at
+    assert ApiToken.objects.get(pk=kept.token.pk).revoked_at is None  # the other one still works
+    assert api_tokens.user_for_secret(kept.secret) is not None
 
 
 def refusal(user, name):
