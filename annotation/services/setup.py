@@ -109,7 +109,9 @@ def plan_units(study: Study) -> list[PlannedUnit]:
             pairs = list(itertools.combinations(sorted(names), 2))
         for prompt_id, by_system in by_prompt.items():
             for x, y in pairs:
-                external_id = f"{prompt_ext[prompt_id]}:{names[x]}~{names[y]}"
+                # As stored (Unit.external_id holds 450 characters), or a long pair is planned
+                # again on every build and collides with itself.
+                external_id = f"{prompt_ext[prompt_id]}:{names[x]}~{names[y]}"[:450]
                 if x in by_system and y in by_system and external_id not in existing:
                     ids = (by_system[x], by_system[y])
                     planned.append(PlannedUnit(Unit.Kind.PAIR, prompt_id, ids, external_id))
