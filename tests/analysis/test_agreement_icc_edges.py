@@ -154,3 +154,12 @@ def test_icc_of_no_scores_says_there_are_no_labels():
 def test_icc_says_which_part_of_the_design_is_missing(items, raters, reason):
     result = agreement.icc(items, raters, [1.0, 2.0, 3.0])
     assert math.isnan(result.value) and result.reason == reason
+
+
+@pytest.mark.parametrize("form", ["ICC(1,k)", "ICC(3,k)"])
+def test_icc_of_items_with_equal_means_is_nan_not_a_division_by_zero(form):
+    """BMS = 0 with raters disagreeing: the average-measures forms divide by BMS (Shrout & Fleiss
+    1979, table 2), so the ICC is undefined."""
+    result = agreement.icc([0, 0, 1, 1], [0, 1, 0, 1], [1.0, 2.0, 2.0, 1.0], form=form)
+    assert result.ms_rows == 0.0 and result.ms_error > 0.0
+    assert math.isnan(result.value) and result.reason.startswith("no variance to partition")
