@@ -148,3 +148,41 @@ def test_bootstrap_on_the_sparse_count_table_matches_the_packages_on_the_drawn_i
         matrix = drawn_wide(items, raters, labels, draws.integers(0, 30, size=30), np.arange(30))
         assert alpha.replicates[b] == pytest.approx(package_alpha(matrix), abs=1e-12)
         assert fleiss.replicates[b] == pytest.approx(statsmodels_fleiss(matrix, 5), abs=1e-12)
+
+
+# -- Krippendorff's alpha: which values each level accepts ----------------------------------------
+
+
+def test_interval_alpha_takes_negative_values_and_ratio_alpha_takes_zero_like_the_package():
+    items = np.array([0, 0, 1, 1, 2, 2, 3, 3, 3])
+    raters = np.array([0, 1, 0, 1, 0, 1, 0, 1, 2])
+    for level, shift in (("interval", -3), ("ratio", 0)):
+        labels = np.array([0, 1, 2, 2, 4, 3, 1, 1, 0]) + shift
+        ours = agreement.krippendorff_alpha(items, raters, labels, level=level)
+        matrix = np.full((3, 4), np.nan)
+        matrix[raters, items] = labels
+        assert ours.value == pytest.approx(package_alpha(matrix, level), abs=1e-12)
+
+
+@pytest.mark.parametrize("level", agreement.LEVELS)
+def test_alpha_of_no_labels_says_so_at_every_level(level):
+    result = agreement.krippendorff_alpha([], [], [], level=level)
+    assert math.isnan(result.value) and result.reason == "no labels"
+    assert (result.n_items, result.n_pairable_values, result.level) == (0, 0, level)
+
+
+@pytest.mark.parametrize("level", agreement.LEVELS)
+def test_alpha_summed_in_small_blocks_matches_the_package(level, monkeypatch):
+    """Large scales and many units are summed in blocks (category rows for D_e, units for the
+    coincidences); blocks of 3 categories and 7 units that divide neither count change nothing."""
+    rng = np.random.default_rng(8)
+    n_items, n_cats = 40, 11
+    items = np.repeat(np.arange(n_items), 3)
+    raters = np.tile([0, 1, 2], n_items)
+    labels = np.clip(items % n_cats + rng.integers(-1, 2, items.size), 0, n_cats - 1) + 1
+    monkeypatch.setattr(agreement, "_BLOCK_CELLS", 3 * n_cats)
+    monkeypatch.setattr(agreement, "_COINCIDENCE_BLOCK", 7 * n_cats)
+    ours = agreement.krippendorff_alpha(items, raters, labels, level=level)
+    matrix = np.full((3, n_items), np.nan)
+    matrix[raters, items] = labels
+    assert ours.value == pytest.approx(package_alpha(matrix, level), abs=1e-12)
