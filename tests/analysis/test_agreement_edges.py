@@ -186,3 +186,32 @@ def test_alpha_summed_in_small_blocks_matches_the_package(level, monkeypatch):
     matrix = np.full((3, n_items), np.nan)
     matrix[raters, items] = labels
     assert ours.value == pytest.approx(package_alpha(matrix, level), abs=1e-12)
+
+
+# -- Label distribution ---------------------------------------------------------------------------
+
+
+def test_label_distribution_on_a_declared_scale_matches_pandas_crosstab():
+    """Four raters, a declared scale with an unused category last (and one in the middle), the last
+    rater never using the last category it used: counts and shares as pandas tabulates them."""
+    import pandas as pd
+
+    items = [0, 0, 0, 0, 1, 1, 1, 2, 2, 3]
+    raters = ["r1", "r2", "r3", "r4", "r1", "r2", "r4", "r1", "r3", "r4"]
+    labels = ["lo", "lo", "hi", "lo", "hi", "hi", "lo", "lo", "lo", "lo"]
+    scale = ["lo", "mid", "hi", "max"]
+    result = agreement.label_distribution(items, raters, labels, categories=scale)
+    frame = pd.DataFrame({"rater": raters, "label": pd.Categorical(labels, categories=scale)})
+    table = pd.crosstab(frame["rater"], frame["label"], dropna=False)
+    assert result.categories == tuple(scale) and result.raters == ("r1", "r2", "r3", "r4")
+    np.testing.assert_array_equal(result.rater_counts, table.to_numpy())
+    np.testing.assert_allclose(result.rater_shares, table.div(table.sum(axis=1), axis=0))
+    np.testing.assert_array_equal(result.counts, table.sum(axis=0).to_numpy())
+    np.testing.assert_allclose(result.shares, table.sum(axis=0) / len(labels))
+    assert result.value == pytest.approx(7 / 10) and result.reason is None
+    assert (result.n_items, result.n_dropped_items, result.n_labels, result.n_raters) == (
+        4,
+        0,
+        10,
+        4,
+    )
