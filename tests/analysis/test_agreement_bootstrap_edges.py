@@ -66,3 +66,15 @@ def test_bootstrap_draws_a_thousand_replicates_from_seed_zero_by_default():
     seeded = agreement.bootstrap("percent_agreement", items, raters, labels, n_boot=1000, seed=0)
     assert (default.n_boot, default.seed, default.replicates.size) == (1000, 0, 1000)
     np.testing.assert_array_equal(default.replicates, seeded.replicates)
+
+
+def test_bootstrap_of_preference_agreement_counts_ties_by_default():
+    items = np.repeat(np.arange(12), 3)
+    raters = np.tile([0, 1, 2], 12)
+    choices = np.array(["sysA", "sysB", "tie"])[np.random.default_rng(3).integers(0, 3, 36)]
+    default = agreement.bootstrap("preference_agreement", items, raters, choices, n_boot=5)
+    included = agreement.bootstrap(
+        "preference_agreement", items, raters, choices, n_boot=5, ties="include"
+    )
+    assert default.value == agreement.preference_agreement(items, raters, choices).value
+    np.testing.assert_array_equal(default.replicates, included.replicates)
