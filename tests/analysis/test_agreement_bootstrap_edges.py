@@ -78,3 +78,13 @@ def test_bootstrap_of_preference_agreement_counts_ties_by_default():
     )
     assert default.value == agreement.preference_agreement(items, raters, choices).value
     np.testing.assert_array_equal(default.replicates, included.replicates)
+
+
+@pytest.mark.parametrize("ci", [0.5, 0.95])
+def test_bootstrap_interval_is_the_percentiles_of_the_replicates(ci):
+    """Efron & Tibshirani's percentile interval: the (1 - ci)/2 and (1 + ci)/2 quantiles."""
+    items, raters, labels = two_raters()
+    result = agreement.bootstrap("krippendorff_alpha", items, raters, labels, n_boot=200, ci=ci)
+    low, high = np.percentile(result.replicates, [50 * (1 - ci), 50 * (1 + ci)])
+    assert (result.ci_low, result.ci_high) == pytest.approx((low, high), abs=1e-12)
+    assert (result.confidence, result.n_boot, result.seed) == (ci, 200, 0)
