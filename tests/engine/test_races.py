@@ -181,7 +181,7 @@ def test_the_pick_locks_its_row_inside_the_claim_transaction(monkeypatch):
     assert a is not None
 
 
-def _django(cursor, sql, params):
+def _django(cursor, sql, params, prepare=True):
     cursor.execute(sql, params)
     return cursor
 

@@ -120,7 +120,9 @@ def test_a_dense_history_is_drawn_uniformly_by_a_few_lookups(monkeypatch):
     ran = []
     execute = engine._execute
     monkeypatch.setattr(
-        engine, "_execute", lambda c, sql, params: ran.append(sql) or execute(c, sql, params)
+        engine,
+        "_execute",
+        lambda c, sql, params, **kw: ran.append(sql) or execute(c, sql, params, **kw),
     )
     cursor = connection.cursor()
     # The next position after the history, as the annotator's walk goes (positions are dense).
