@@ -109,3 +109,21 @@ def test_a_statistic_that_is_not_one_is_refused_by_name_whatever_it_is():
     for statistic in ["fleiss", len, object(), agreement.icc]:
         message = refusal(lambda s=statistic: agreement.bootstrap(s, ITEMS, RATERS, LABELS))
         assert message.startswith("statistic: expected one of ["), message
+
+
+def test_a_statistic_defined_on_the_labels_but_in_no_replicate_says_so():
+    # Two items, each labelled alike by both raters, one "x" and one "y": kappa is 1. A replicate
+    # that draws the same item twice sees one category only, where kappa is undefined (0/0).
+    items, raters, labels = ["a", "a", "b", "b"], ["r1", "r2"] * 2, ["x", "x", "y", "y"]
+    results = [
+        agreement.bootstrap("cohen_kappa", items, raters, labels, n_boot=1, seed=seed)
+        for seed in range(40)
+    ]
+    none = [r for r in results if r.n_valid == 0]
+    some = [r for r in results if r.n_valid == 1]
+    assert none and some  # both kinds of draw occur among these seeds
+    for r in none:
+        assert r.value == 1.0 and math.isnan(r.ci_low) and math.isnan(r.ci_high)
+        assert r.reason == "the statistic was undefined in every bootstrap replicate"
+    for r in some:
+        assert r.value == 1.0 and r.reason is None and r.ci_low == r.ci_high == 1.0
