@@ -16,15 +16,7 @@ from scipy import stats
 from statsmodels.stats.anova import anova_lm
 
 from analysis import agreement
-
-PINGOUIN_NAMES = {
-    "ICC(1,1)": "ICC(1,1)",
-    "ICC(2,1)": "ICC(A,1)",
-    "ICC(3,1)": "ICC(C,1)",
-    "ICC(1,k)": "ICC(1,k)",
-    "ICC(2,k)": "ICC(A,k)",
-    "ICC(3,k)": "ICC(C,k)",
-}
+from tests.analysis.test_agreement_crosscheck import PINGOUIN_NAMES
 
 
 def scores_table(seed, n=12, k=4):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from analysis import labelmodels as lm
+from tests.analysis.test_labelmodels import _striped
 
 DATA = Path(__file__).parent / "data" / "dawid_skene_1979.csv"
 
@@ -204,17 +205,6 @@ def test_a_converged_fit_has_an_empty_reason():
     assert r.log_likelihood_change == pytest.approx(
         r.log_likelihood_trace[-1] - r.log_likelihood_trace[-2]
     )
-
-
-def _striped(n_units, n_raters, seed=0):
-    """As in test_labelmodels: raters who rarely see some classes, so EM crawls."""
-    rng = np.random.default_rng(seed)
-    unit = np.repeat(np.arange(1, n_units + 1), 3)
-    j = np.tile(np.arange(3), n_units)
-    residue = (unit * 7919) % 10
-    truth = np.where(residue < 7, 0, np.where(residue < 9, 1, 2))
-    labels = np.where(rng.random(unit.size) < 0.8, truth, rng.integers(0, 3, unit.size))
-    return unit, (unit * 13 + j * 331) % n_raters, labels
 
 
 def test_labels_moved_counts_against_the_latest_checkpoint():
