@@ -26,6 +26,7 @@ import functools
 import json
 from dataclasses import dataclass
 from importlib import import_module
+from types import ModuleType
 
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
@@ -188,7 +189,7 @@ def _hot_sign_in(request) -> _SignIn | None:
     return None if signed is None else _SignIn(key, *signed)
 
 
-def _session_rows() -> tuple[str, str]:
+def _session_rows() -> tuple[str, ModuleType]:
     """(the session table, the session store's module) of SESSION_ENGINE."""
     engine_module = import_module(settings.SESSION_ENGINE)
     return engine_module.SessionStore.get_model_class()._meta.db_table, engine_module
@@ -264,7 +265,8 @@ def _sign_in_sql() -> str:
 
 # The hot path on PostgreSQL: the session's row, the sign-in, the study (with the access rule)
 # and the row the request locks come from the first statement of the request's one transaction.
-# Parameters: the session key, now, the study token, [the assignment token,] the user id.
+# Parameters (`_hot_params`): the user id, the study token, [the assignment token,] the session
+# key, now.
 def _hot_from(tail: str) -> str:
     User = get_user_model()
     return (
