@@ -31,7 +31,10 @@ def as_array(values: Iterable[Any], name: str, allow_nan: bool = False) -> np.nd
     else:
         if not isinstance(values, str | bytes) and not hasattr(values, "__len__"):
             values = list(values)  # a generator or other one-shot iterable
-        arr = np.asarray(values)
+        try:
+            arr = np.asarray(values)
+        except ValueError:  # sequences of different lengths: each is one element, checked later
+            arr = np.fromiter(values, dtype=object, count=len(values))
         if arr.ndim > 1:  # e.g. a list of tuple ids: keep each tuple as one hashable id
             arr = np.fromiter(values, dtype=object, count=len(values))
     if arr.ndim != 1:
@@ -136,15 +139,30 @@ def encode(
             if ordered:
                 raise ValueError(f"{name}: values must be mutually comparable ({exc})") from None
             seen: dict[Any, int] = {}
-            codes = np.fromiter(
-                (seen.setdefault(v, len(seen)) for v in arr.tolist()), dtype=np.intp, count=arr.size
-            )
+            try:
+                codes = np.fromiter(
+                    (seen.setdefault(v, len(seen)) for v in arr.tolist()),
+                    dtype=np.intp,
+                    count=arr.size,
+                )
+            except TypeError:  # an unhashable value, e.g. a list where a label belongs
+                row = next(i for i, v in enumerate(arr.tolist()) if not _hashable(v))
+                message = f"{name}: row {row} holds {arr[row]!r}, not a single value"
+                raise ValueError(message) from None
             uniques = np.empty(len(seen), dtype=object)
             uniques[:] = list(seen)
         codes = codes.astype(np.intp, copy=False).reshape(-1)
     if return_counts:
         return codes, uniques, np.bincount(codes, minlength=uniques.size)
     return codes, uniques
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def group_ends(sorted_codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray]:

@@ -5,7 +5,7 @@ Percent, specific and preference agreement; Cohen/Fleiss kappa, Krippendorff's a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
@@ -245,6 +245,8 @@ def _apply_categories(codes, uniques, categories, labels_name):
     cat_list = cats.tolist()
     position = {}
     for j, c in enumerate(cat_list):
+        if not isinstance(c, Hashable):  # e.g. categories given as a list of lists
+            raise ValueError(f"categories: {c!r} at position {j} is not a single category")
         if c in position:
             raise ValueError(f"categories: {c!r} appears more than once")
         position[c] = j

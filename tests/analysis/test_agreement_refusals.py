@@ -75,6 +75,8 @@ def test_declared_categories_are_checked_by_name(statistic):
     assert message == "categories: 'x' appears more than once", message
     message = refusal(lambda: statistic(ITEMS, RATERS, LABELS, categories=np.array([["x"]])))
     assert message.startswith("categories: expected a one-dimensional sequence"), message
+    message = refusal(lambda: statistic(ITEMS, RATERS, LABELS, categories=[["x", "y"], ["z"]]))
+    assert message == "categories: ['x', 'y'] at position 0 is not a single category", message
 
 
 @pytest.mark.parametrize("n_boot", [1, 2, np.int64(3)])
@@ -127,3 +129,12 @@ def test_a_statistic_defined_on_the_labels_but_in_no_replicate_says_so():
         assert r.reason == "the statistic was undefined in every bootstrap replicate"
     for r in some:
         assert r.value == 1.0 and r.reason is None and r.ci_low == r.ci_high == 1.0
+
+
+@pytest.mark.parametrize("statistic", STATISTICS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("row", [0, 2])
+def test_a_list_where_a_label_belongs_is_refused_naming_its_row(statistic, row):
+    labels = list(LABELS)
+    labels[row] = ["y", "z"]  # of another length than the labels' strings: no 2-D array forms
+    message = refusal(lambda: statistic(ITEMS, RATERS, labels))
+    assert message == f"labels: row {row} holds ['y', 'z'], not a single value", message
