@@ -1,0 +1,51 @@
+"""analysis.preference: the edges the mutation runs of Holm, the t rows, Likert, the protocol
+comparison and power found untested.
+
+References: scipy's ttest_1samp / ttest_rel, statsmodels' multipletests (Holm) and TTestPower.
+No database.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.power import TTestPower
+
+from analysis import preference as pf
+
+# --------------------------------------------------------------------------- compare_protocols
+
+
+def test_spa_below_one_half_against_a_zero_likert_difference_is_no_disagreement():
+    ann, comp = np.arange(4), np.full(4, "c")
+    spa_res = pf.spa(ann, comp, [0.1, 0.3, 0.2, 0.4])  # mean 0.25: Y preferred
+    likert = pf.likert_paired(ann, comp, [3, 4, 3, 4], [4, 3, 4, 3])  # mean difference 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (side,) = pf.compare_protocols(spa_res, likert)
+    assert side.spa_mean < 0.5 and side.likert_mean_difference == 0.0
+    assert side.direction_disagrees is False
+
+
+# --------------------------------------------------------------------------- power
+
+
+def normal_approximation_n(d, alpha=0.05, target=0.8):
+    """(z_{1-alpha/2} + z_target)^2 / d^2: the t-test's n when n is huge (df -> infinity)."""
+    return (stats.norm.isf(alpha / 2) + stats.norm.isf(1 - target)) ** 2 / d**2
+
+
+def test_the_search_for_n_reaches_two_to_the_fortieth():
+    r = pf.power(3.13e-6, 10)
+    assert 2**39 < r.n_for_target <= 2**40 and r.reason == ""
+    assert r.n_for_target == pytest.approx(normal_approximation_n(3.13e-6), rel=1e-5)
+
+
+def test_an_n_beyond_two_to_the_fortieth_is_too_large_and_the_rest_is_kept():
+    assert 2**40 < normal_approximation_n(2.2e-6) <= 2**41
+    r = pf.power(-2.2e-6, np.int64(40), 0.05, 0.8)
+    assert np.isnan(r.n_for_target) and r.reason == "n too large"
+    assert (r.effect, r.n, r.alpha, r.target) == (-2.2e-6, 40, 0.05, 0.8)
+    assert type(r.effect) is float and type(r.n) is int
+    assert r.power == pytest.approx(TTestPower().power(2.2e-6, 40, 0.05), rel=1e-9)
