@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import integrate, stats
 from statsmodels.stats.power import TTestPower
 
 from analysis import preference as pf
@@ -49,3 +49,29 @@ def test_an_n_beyond_two_to_the_fortieth_is_too_large_and_the_rest_is_kept():
     assert (r.effect, r.n, r.alpha, r.target) == (-2.2e-6, 40, 0.05, 0.8)
     assert type(r.effect) is float and type(r.n) is int
     assert r.power == pytest.approx(TTestPower().power(2.2e-6, 40, 0.05), rel=1e-9)
+
+
+def t_test_power_by_integration(d, n, alpha=0.05):
+    """P(|T'| > c) with T' = (Z + d sqrt(n)) / sqrt(V / df), integrated over V ~ chi2(df)."""
+    df = n - 1
+    c = stats.t.isf(alpha / 2, df)
+    nc = d * np.sqrt(n)
+
+    def density(v):
+        scaled = c * np.sqrt(v / df)
+        return (stats.norm.cdf(nc - scaled) + stats.norm.cdf(-nc - scaled)) * stats.chi2.pdf(v, df)
+
+    return integrate.quad(density, 0, np.inf, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+
+
+@pytest.mark.parametrize(("effect", "n"), [(8.0, 2), (20.0, 2), (6.0, 3), (8.0, 10)])
+def test_power_is_defined_where_scipys_noncentral_t_cdf_is_nan(effect, n):
+    # scipy's nct.cdf(-crit, 1, 8 sqrt 2) is NaN (statsmodels' TTestPower too): a bug found by
+    # the mutation run, where a NaN power ended the search for n at 2
+    r = pf.power(effect, n)
+    assert r.power == pytest.approx(t_test_power_by_integration(effect, n), rel=1e-9)
+
+
+def test_a_large_effect_needs_three_answers_when_two_fall_short():
+    assert t_test_power_by_integration(8.0, 2) < 0.8 <= t_test_power_by_integration(8.0, 3)
+    assert pf.power(8.0, 10).n_for_target == 3.0
