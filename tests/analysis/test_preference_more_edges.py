@@ -14,6 +14,37 @@ from statsmodels.stats.power import TTestPower
 
 from analysis import preference as pf
 
+# --------------------------------------------------------------------------- the input columns
+
+
+@pytest.mark.parametrize(
+    ("annotators", "comparisons", "message"),
+    [
+        (np.zeros((2, 1)), ["c", "c"], r"^annotators: expected a one-dimensional sequence"),
+        ([1, 2], np.array([["c"], ["c"]]), r"^comparisons: expected a one-dimensional sequence"),
+        ([1, 2], ["c", None], r"^comparisons: contains None at row 1"),
+        ([1, None], ["c", "c"], r"^annotators: contains None at row 1"),
+    ],
+)
+def test_a_bad_annotator_or_comparison_column_is_named(annotators, comparisons, message):
+    with pytest.raises(ValueError, match=message):
+        pf.spa(annotators, comparisons, [0.5, 0.6])
+
+
+def test_annotator_and_comparison_ids_that_cannot_be_sorted_are_refused():
+    # the rows come back in sorted order, so a mix of numbers and strings cannot be ordered
+    mixed = np.array([1, "a"], dtype=object)
+    with pytest.raises(ValueError, match=r"^annotators: values must be mutually comparable"):
+        pf.spa(mixed, ["c", "c"], [0.5, 0.6])
+    with pytest.raises(ValueError, match=r"^comparisons: values must be mutually comparable"):
+        pf.likert_paired([1, 2], mixed, [3, 4], [2, 2])
+
+
+def test_a_two_dimensional_answer_column_is_named():
+    with pytest.raises(ValueError, match=r"^p_xy: expected a one-dimensional sequence"):
+        pf.spa([1, 2], ["c", "c"], np.zeros((2, 1)))
+
+
 # --------------------------------------------------------------------------- compare_protocols
 
 
