@@ -167,6 +167,7 @@ def test_the_interval_is_the_percentile_bootstrap_of_the_mle(confidence, ties):
     np.testing.assert_allclose(r.ci_low, np.percentile(boot, tail, axis=0), atol=1e-8)
     np.testing.assert_allclose(r.ci_high, np.percentile(boot, 100 - tail, axis=0), atol=1e-8)
     assert r.n_boot_used == boot.shape[0] < 200 and r.n_boot == 200
+    assert r.reason == ""
 
 
 def test_the_bootstrap_defaults_to_a_thousand_replicates_from_seed_zero():
@@ -228,3 +229,55 @@ def test_the_bad_choices_are_listed_once_each_and_at_most_five():
 
 def test_a_numpy_integer_n_boot_is_accepted():
     assert pf.bradley_terry(*two_systems(7, 10), n_boot=np.int64(3)).n_boot == 3
+
+
+def test_davidson_ties_do_not_make_a_system_that_never_loses_estimable():
+    # a beats b twice, b and c tie twice: a never loses, so no finite MLE despite the ties
+    left, right = ["a", "a", "b", "b"], ["b", "b", "c", "c"]
+    choice = ["left", "left", "tie", "tie"]
+    r = pf.bradley_terry(range(4), [0] * 4, left, right, choice, ties="davidson", n_boot=0)
+    assert r.reason.startswith("no finite MLE: the 'beats or ties' graph has 2 strongly")
+    assert np.isnan(r.strength_values).all() and np.isnan(r.tie_parameter)
+
+
+def test_two_usable_replicates_are_enough_for_an_interval():
+    r = pf.bradley_terry(*two_systems(5, 10), n_boot=2, seed=0)
+    boot = closed_form_replicates(5, 10, 2, seed=0)
+    assert r.n_boot_used == 2 and r.reason == ""
+    np.testing.assert_allclose(r.ci_low, np.percentile(boot, 2.5, axis=0), atol=1e-8)
+
+
+def test_the_log_likelihood_is_the_datas_also_with_a_bootstrap():
+    r = pf.bradley_terry(*two_systems(7, 10), n_boot=5)
+    assert r.log_likelihood == pytest.approx(7 * np.log(0.7) + 3 * np.log(0.3), rel=1e-10)
+    assert r.reason == "" and r.converged
+
+
+@pytest.mark.parametrize("column", ["items", "raters", "left", "right", "choice"])
+def test_a_column_with_a_missing_value_is_named(column):
+    args = {
+        "items": [1, 2],
+        "raters": [1, 1],
+        "left": ["x", "x"],
+        "right": ["y", "y"],
+        "choice": ["left", "right"],
+    }
+    args[column] = [args[column][0], None]
+    with pytest.raises(ValueError, match=rf"^{column}: contains None at row 1"):
+        pf.bradley_terry(**args, n_boot=0)
+
+
+@pytest.mark.parametrize("column", ["left", "right"])
+def test_a_system_column_of_another_length_is_named(column):
+    args = {"left": ["x", "x"], "right": ["y", "y"]}
+    args[column] = ["x"] if column == "left" else ["y"]
+    with pytest.raises(ValueError, match=rf"^{column}: length 1 differs from items length 2$"):
+        pf.bradley_terry([1, 2], [1, 1], choice=["left", "right"], n_boot=0, **args)
+
+
+def test_system_and_rater_ids_that_cannot_be_sorted_are_refused():
+    mixed = np.array([1, "a"], dtype=object)
+    with pytest.raises(ValueError, match=r"^left: values must be mutually comparable"):
+        pf.bradley_terry([1, 2], [1, 1], mixed, ["y", "y"], ["left", "left"], n_boot=0)
+    with pytest.raises(ValueError, match=r"^raters: values must be mutually comparable"):
+        pf.bradley_terry([1, 2], mixed, ["x", "x"], ["y", "y"], ["left", "left"], n_boot=0)
