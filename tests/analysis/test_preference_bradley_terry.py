@@ -281,3 +281,24 @@ def test_system_and_rater_ids_that_cannot_be_sorted_are_refused():
         pf.bradley_terry([1, 2], [1, 1], mixed, ["y", "y"], ["left", "left"], n_boot=0)
     with pytest.raises(ValueError, match=r"^raters: values must be mutually comparable"):
         pf.bradley_terry([1, 2], mixed, ["x", "x"], ["y", "y"], ["left", "left"], n_boot=0)
+
+
+def test_a_first_replicate_without_an_mle_does_not_void_the_interval():
+    # seed 2: the first resample has x winning all six (no finite MLE), later ones do not
+    r = pf.bradley_terry(*two_systems(5, 6), n_boot=50, seed=2)
+    boot = closed_form_replicates(5, 6, 50, seed=2)
+    assert r.n_boot_used == boot.shape[0] < 50 and r.reason == ""
+    np.testing.assert_allclose(r.ci_high, np.percentile(boot, 97.5, axis=0), atol=1e-8)
+
+
+def test_a_single_win_joins_two_systems_in_the_count_of_parts():
+    # a and b beat each other once (one part), c never wins (another)
+    left, right = ["a", "b", "a"], ["b", "a", "c"]
+    r = pf.bradley_terry(range(3), [0] * 3, left, right, ["left"] * 3, n_boot=0)
+    assert r.reason.startswith("no finite MLE: the 'beats or ties' graph has 2 strongly")
+
+
+def test_valid_choices_are_not_listed_among_the_bad_ones():
+    choice = ["right", "tie", "left", "nope"]
+    with pytest.raises(ValueError, match=r"got \['nope'\]$"):
+        pf.bradley_terry(range(4), [0] * 4, ["x"] * 4, ["y"] * 4, choice, n_boot=0)
