@@ -45,6 +45,56 @@ def test_a_two_dimensional_answer_column_is_named():
         pf.spa([1, 2], ["c", "c"], np.zeros((2, 1)))
 
 
+# --------------------------------------------------------------------------- the t rows
+
+
+def test_undefined_rows_raise_no_numpy_warning():
+    # no answers (0/0), one answer (0/0 variance) and no variance with a mean off 0.5 (x/0)
+    ann = np.array(["a", "a", "a", "b", "b", "c", "c"])
+    comp = np.array(["c1", "c2", "c3", "c2", "c3", "c2", "c3"])
+    p_xy = np.array([0.9, 0.7, 0.2, 0.7, 0.4, 0.7, 0.5])
+    p_yx = np.array([0.1, 0.3, 0.8, 0.3, 0.6, 0.3, 0.9])  # c fails the filter on c3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = pf.spa(ann, comp, p_xy, p_yx, tau=1.1)
+        only = pf.spa(["a", "b"], ["c1", "c2"], [0.9, 0.7], [0.1, 0.9], tau=1.1)
+    rows = r.by_comparison
+    assert rows["c2"].reason == "no variance: every answer is the same, t is undefined"
+    assert rows["c1"].reason == "one answer: t is undefined"
+    assert only.by_comparison["c2"].reason == "no answers"
+
+
+def test_the_last_comparison_losing_every_answer_to_the_filter_has_no_answers():
+    ann = np.repeat(["a", "b", "c"], 3)
+    comp = np.tile(["c1", "c2", "c3"], 3)
+    p_xy = np.array([0.6, 0.7, 0.8, 0.55, 0.75, 0.8, 0.65, 0.9, 0.8])
+    p_yx = 1 - p_xy
+    r = pf.spa(ann[:6], comp[:6], p_xy[:6], p_yx[:6], tau=1.1)
+    assert [row.n for row in r.rows] == [2, 2, 2]
+    p_yx[[2, 5]] += 0.3  # a and b fail on c3; c answers c1 and c2 only
+    keep = np.arange(9) != 8
+    r = pf.spa(ann[keep], comp[keep], p_xy[keep], p_yx[keep], tau=1.1)
+    assert [row.n for row in r.rows] == [1, 1, 0] and r.rows[2].reason == "no answers"
+
+
+def test_two_answers_have_scipys_confidence_interval():
+    row = pf.spa([1, 2], ["c", "c"], [0.6, 0.8]).rows[0]
+    ci = stats.ttest_1samp([0.6, 0.8], 0.5).confidence_interval(0.95)
+    assert (row.ci_low, row.ci_high) == pytest.approx((ci.low, ci.high), rel=1e-12)
+
+
+def test_the_no_variance_floor_is_relative_to_a_mean_difference_above_one():
+    # Likert differences 3, 3, 3 + 4e-12: a spread below 1e-12 * 3 is rounding, not variance
+    row = pf.likert_paired([1, 2, 3], ["c"] * 3, [5.0, 5.0, 5.0 + 4e-12], [2, 2, 2]).rows[0]
+    assert row.reason == "no variance: every answer is the same, t is undefined"
+
+
+def test_a_spread_just_above_the_floor_is_tested():
+    values = [0.5, 0.5, 0.5 + 3e-12]  # sd about 1.7e-12, above 1e-12 * max(0.5, 1)
+    row = pf.spa([1, 2, 3], ["c"] * 3, values).rows[0]
+    assert row.reason == "" and np.isfinite(row.t)
+
+
 # --------------------------------------------------------------------------- compare_protocols
 
 
