@@ -95,6 +95,13 @@ def test_a_spread_just_above_the_floor_is_tested():
     assert row.reason == "" and np.isfinite(row.t)
 
 
+def test_tuple_comparison_keys_come_back_as_the_tuples():
+    comps = [("x", "y"), ("x", "z"), ("x", "y"), ("x", "z")]
+    r = pf.spa([1, 1, 2, 2], comps, [0.6, 0.2, 0.7, 0.3])
+    assert [row.comparison for row in r.rows] == [("x", "y"), ("x", "z")]
+    assert r.by_comparison[("x", "z")].mean == pytest.approx(0.25)
+
+
 # --------------------------------------------------------------------------- compare_protocols
 
 
