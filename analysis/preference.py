@@ -619,7 +619,9 @@ def _t_power(d, n, alpha):
     df = n - 1
     crit = stats.t.isf(alpha / 2, df)
     nc = d * np.sqrt(n)
-    return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
+    # the lower tail P(T' < -crit) as P(T' > crit) at -nc: scipy's nct.cdf is NaN far in that
+    # tail for small df (df = 1, nc = 11.3), which stopped the search for n with a NaN power
+    return stats.nct.sf(crit, df, nc) + stats.nct.sf(crit, df, -nc)
 
 
 def power(effect, n, alpha: float = 0.05, target: float = 0.8) -> PowerResult:
