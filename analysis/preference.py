@@ -464,9 +464,10 @@ def bradley_terry(
     D = pi_a + pi_b + nu sqrt(pi_a pi_b); nu is reported as `tie_parameter`.
     choice: "left", "right" or "tie" per judgment. CIs: percentile bootstrap over judgments
     (n_boot resamples with replacement, numpy default_rng(seed)); a resample whose comparison
-    digraph is not strongly connected has no finite MLE and is left out (`n_boot_used`).
-    If the data themselves fail that condition (a system that never wins, or never loses,
-    counting ties both ways) the strengths are NaN with a reason. Position bias per rater:
+    digraph is not strongly connected has no finite MLE and is left out (`n_boot_used`), as is
+    one whose fit does not converge. If the data themselves fail that condition (a system that
+    never wins, or never loses, counting ties both ways), or, with ties="davidson", a system
+    ties and loses but never wins, the strengths are NaN with a reason. Position bias per rater:
     share of "left" among the rater's non-tie judgments with an exact two-sided binomial test
     against 0.5 (ties excluded). `items` are the prompts judged; they are counted only.
     """
@@ -538,8 +539,20 @@ def bradley_terry(
     if exists.any():
         params[exists], ll[exists], converged[exists] = _bt_fit(design, counts[exists], n_sys)
 
+    # Newton on this concave objective converges in a few steps where a finite MLE exists; a fit
+    # that does not is running off to infinity. The half model's condition above is necessary
+    # for Davidson but not sufficient: a system with ties and losses but no win has no finite
+    # estimate there (its strength falls as nu grows without bound).
+    usable = exists & converged
+    params[~usable] = np.nan
+    ll[~usable] = np.nan
     theta = params[0, :n_sys]
     reason = ""
+    if exists[0] and not converged[0]:
+        reason = (
+            "no finite MLE: the fit does not converge (with ties='davidson', a system that "
+            "ties and loses but never wins has none)"
+        )
     if not exists[0]:
         graph = csr_matrix(wins[0] > 0)
         n_comp, _ = connected_components(graph, directed=True, connection="strong")
@@ -549,13 +562,13 @@ def bradley_terry(
         )
         if davidson and cells[0, :, 2].sum() == 0:
             reason = "no ties: the Davidson tie parameter is 0; use ties='half'"
-    boot = params[1:, :n_sys][exists[1:]]
-    if boot.shape[0] >= 2 and exists[0]:
+    boot = params[1:, :n_sys][usable[1:]]
+    if boot.shape[0] >= 2 and usable[0]:
         tail = (1 - confidence) / 2 * 100
         ci_low, ci_high = np.percentile(boot, [tail, 100 - tail], axis=0)
     else:
         ci_low = ci_high = np.full(n_sys, np.nan)
-        if exists[0]:
+        if usable[0]:
             reason = reason or "fewer than two usable bootstrap replicates: no CI"
     return BradleyTerryResult(
         systems=systems,
@@ -569,7 +582,7 @@ def bradley_terry(
         n_ties=int(is_tie.sum()),
         n_items=int(np.unique(items).size),
         n_boot=int(n_boot),
-        n_boot_used=int(exists[1:].sum()),
+        n_boot_used=int(usable[1:].sum()),
         converged=bool(converged[0]),
         position_bias=bias,
         reason=reason,

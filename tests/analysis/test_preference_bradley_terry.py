@@ -302,3 +302,32 @@ def test_valid_choices_are_not_listed_among_the_bad_ones():
     choice = ["right", "tie", "left", "nope"]
     with pytest.raises(ValueError, match=r"got \['nope'\]$"):
         pf.bradley_terry(range(4), [0] * 4, ["x"] * 4, ["y"] * 4, choice, n_boot=0)
+
+
+def test_davidson_has_no_finite_strength_for_a_system_that_ties_and_loses_but_never_wins():
+    # x: 3 losses and 2 ties. The likelihood keeps rising as pi_x -> 0 with nu sqrt(pi_x) held:
+    # no finite MLE, although each system beats or ties the other (the half model's condition).
+    r = pf.bradley_terry(*two_systems(0, 5, ties=2), ties="davidson", n_boot=50)
+    assert r.reason == (
+        "no finite MLE: the fit does not converge (with ties='davidson', a system that "
+        "ties and loses but never wins has none)"
+    )
+    assert np.isnan(r.strength_values).all() and np.isnan(r.tie_parameter)
+    assert np.isnan(r.log_likelihood) and not r.converged
+    assert np.isnan(r.ci_low).all() and np.isnan(r.ci_high).all()
+    half = pf.bradley_terry(*two_systems(0, 5, ties=2), n_boot=0)  # finite as half a win each
+    assert half.strengths["x"] == pytest.approx(0.5 * np.log(1 / 4), abs=1e-9)
+
+
+def test_davidson_leaves_out_the_replicates_without_a_finite_strength():
+    # a and b both win; b and c only tie (finite: the tie share is largest at pi_b = pi_c).
+    left = ["a", "b", "a", "b", "b", "b"]
+    right = ["b", "a", "b", "a", "c", "c"]
+    choice = ["left", "left", "tie", "right", "tie", "tie"]
+    r = pf.bradley_terry(range(6), [0] * 6, left, right, choice, ties="davidson", n_boot=60)
+    assert r.converged and r.reason == ""
+    assert r.strengths["b"] == pytest.approx(r.strengths["c"], abs=1e-8)
+    # every replicate kept has a finite fit: its interval is made of finite strengths
+    assert 0 < r.n_boot_used < 60
+    assert np.isfinite(r.ci_low).all() and np.isfinite(r.ci_high).all()
+    assert np.all(np.abs(r.ci_high) < 10)  # a diverging fit runs past 15 within 200 steps
