@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, GuideVersion, Label, Study, Unit
+from annotation.models import Assignment, GuideVersion, Label, Study, Unit, UnitOutput
 from annotation.services import setup
 from qc import loaders
 from qc.models import ReportOptions
@@ -140,6 +140,32 @@ def test_an_annotator_without_a_label_this_week_is_not_active(categorical):
     assert snap.annotators_total == 2 and snap.annotators_active_7d == 1
 
 
+def test_a_study_of_one_output_still_names_its_prompt_system_and_output():
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=1, systems=("alpha",))
+    snap = loaders.load_snapshot(study)
+    assert snap.unit_prompt.tolist() == ["p0"]
+    assert snap.unit_systems.tolist() == ["alpha"]
+    assert snap.unit_output.tolist() == ["p0:alpha"]
+
+
+def test_system_names_longer_than_the_first_ones_are_not_cut():
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=2, systems=("alpha", "beta"))
+    first = units_of(study)[0].members.get().output.system
+    other = study.systems.exclude(pk=first.pk).get()
+    # the first unit's system gets the shortest name: a column typed by it would cut the rest
+    study.systems.filter(pk=first.pk).update(name="s")
+    study.systems.filter(pk=other.pk).update(name="a-much-longer-name")
+    names = {first.pk: "s", other.pk: "a-much-longer-name"}
+    expected = [names[u.members.get().output.system_id] for u in units_of(study)]
+    assert expected[0] == "s" and "a-much-longer-name" in expected
+    snap = loaders.load_snapshot(study)
+    assert snap.unit_systems.tolist() == expected
+    assert snap.unit_output.tolist() == [
+        f"{u.members.get().output.prompt.external_id}:{name}"
+        for u, name in zip(units_of(study), expected, strict=True)
+    ]
+
+
 def test_a_score_of_zero_is_a_score_and_a_missing_one_is_nan():
     study = make_study(Study.TaskKind.CONTINUOUS, n_prompts=3, systems=("alpha",))
     a, b, c = units_of(study)
@@ -183,8 +209,23 @@ def test_a_pairwise_snapshot_knows_each_units_canonical_sides_and_the_winners():
         f"{names[sides[u.pk][0]]} | {names[sides[u.pk][1]]}" for u in (one, two)
     ]
     assert snap.unit_prompt.tolist() == ["p0", "p1"]
+    assert snap.unit_output.tolist() == ["", ""]  # "prompt:system" names one output only
     assert snap.gold_units.tolist() == [two.pk] and snap.gold_values.tolist() == ["alpha"]
     assert snap.spa is None
+
+
+def test_a_pairwise_units_systems_are_listed_by_position_not_by_row_or_output_order():
+    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=1, systems=("alpha", "beta"))
+    (unit,) = units_of(study)
+    first, second = unit.members.order_by("id")
+    # swap the sides: the output shown first is now the later row with the larger output id
+    UnitOutput.objects.filter(pk=first.pk).update(position=2)
+    UnitOutput.objects.filter(pk=second.pk).update(position=0)
+    UnitOutput.objects.filter(pk=first.pk).update(position=1)
+    shown = [m.output.system.name for m in unit.members.order_by("position")]
+    assert shown == [second.output.system.name, first.output.system.name]
+    snap = loaders.load_snapshot(study)
+    assert snap.unit_systems.tolist() == [" | ".join(shown)]
 
 
 def test_an_spa_snapshot_keeps_the_answers_and_ratings_of_counted_labels_only():
@@ -212,6 +253,7 @@ def test_an_spa_snapshot_keeps_the_answers_and_ratings_of_counted_labels_only():
     assert later.pk not in answers["label"].tolist()
     assert snap.unit_prompt.tolist() == ["p0 p1"] or snap.unit_prompt.tolist() == ["p1 p0"]
     assert sorted(snap.unit_systems[0].split(" | ")) == ["a", "b"]
+    assert snap.unit_output.tolist() == [""]
 
 
 def test_a_cut_keeps_only_the_pools_labels_and_the_guide_versions():
