@@ -148,24 +148,6 @@ def test_a_study_of_one_output_still_names_its_prompt_system_and_output():
     assert snap.unit_output.tolist() == ["p0:alpha"]
 
 
-def test_system_names_longer_than_the_first_ones_are_not_cut():
-    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=2, systems=("alpha", "beta"))
-    first = units_of(study)[0].members.get().output.system
-    other = study.systems.exclude(pk=first.pk).get()
-    # the first unit's system gets the shortest name: a column typed by it would cut the rest
-    study.systems.filter(pk=first.pk).update(name="s")
-    study.systems.filter(pk=other.pk).update(name="a-much-longer-name")
-    names = {first.pk: "s", other.pk: "a-much-longer-name"}
-    expected = [names[u.members.get().output.system_id] for u in units_of(study)]
-    assert expected[0] == "s" and "a-much-longer-name" in expected
-    snap = loaders.load_snapshot(study)
-    assert snap.unit_systems.tolist() == expected
-    assert snap.unit_output.tolist() == [
-        f"{u.members.get().output.prompt.external_id}:{name}"
-        for u, name in zip(units_of(study), expected, strict=True)
-    ]
-
-
 def test_a_score_of_zero_is_a_score_and_a_missing_one_is_nan():
     study = make_study(Study.TaskKind.CONTINUOUS, n_prompts=3, systems=("alpha",))
     a, b, c = units_of(study)
