@@ -238,6 +238,17 @@ def test_an_spa_snapshot_keeps_the_answers_and_ratings_of_counted_labels_only():
     assert snap.unit_output.tolist() == [""]
 
 
+def test_an_spa_batch_of_three_outputs_names_its_prompt_and_every_system():
+    study = make_study(Study.TaskKind.SPA, n_prompts=1, systems=("a", "b", "c"), spa_exposure_m=1)
+    (unit,) = units_of(study)
+    shown = [m.output.system.name for m in unit.members.order_by("position")]
+    assert sorted(shown) == ["a", "b", "c"]
+    snap = loaders.load_snapshot(study)
+    assert snap.unit_prompt.tolist() == ["p0"]
+    assert snap.unit_systems.tolist() == [" | ".join(shown)]
+    assert snap.unit_output.tolist() == [""]
+
+
 def test_a_cut_keeps_only_the_pools_labels_and_the_guide_versions():
     study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=2, systems=("alpha",))
     one, two = units_of(study)
