@@ -196,18 +196,20 @@ def test_a_pairwise_snapshot_knows_each_units_canonical_sides_and_the_winners():
     assert snap.spa is None
 
 
-def test_a_pairwise_units_systems_are_listed_by_position_not_by_row_or_output_order():
-    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=1, systems=("alpha", "beta"))
-    (unit,) = units_of(study)
-    first, second = unit.members.order_by("id")
-    # swap the sides: the output shown first is now the later row with the larger output id
+def test_pairwise_units_list_their_own_systems_by_position_not_by_row_or_output_order():
+    # comparisons alpha~beta and beta~gamma: two units on the one prompt, with different pairs
+    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=1, systems=("alpha", "beta", "gamma"))
+    units = units_of(study)
+    first, second = units[0].members.order_by("id")
+    # swap the first unit's sides: the output shown first is now the later row, larger output id
     UnitOutput.objects.filter(pk=first.pk).update(position=2)
     UnitOutput.objects.filter(pk=second.pk).update(position=0)
     UnitOutput.objects.filter(pk=first.pk).update(position=1)
-    shown = [m.output.system.name for m in unit.members.order_by("position")]
-    assert shown == [second.output.system.name, first.output.system.name]
+    shown = [[m.output.system.name for m in u.members.order_by("position")] for u in units]
+    assert shown[0] == [second.output.system.name, first.output.system.name]
+    assert len(units) == 2 and shown[0][1] != shown[1][1]
     snap = loaders.load_snapshot(study)
-    assert snap.unit_systems.tolist() == [" | ".join(shown)]
+    assert snap.unit_systems.tolist() == [" | ".join(names) for names in shown]
 
 
 def test_an_spa_snapshot_keeps_the_answers_and_ratings_of_counted_labels_only():
