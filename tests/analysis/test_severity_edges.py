@@ -167,6 +167,76 @@ def test_one_rater_has_offset_zero_and_says_why():
     assert r.mu == pytest.approx(8 / 3)
 
 
+@pytest.mark.parametrize("name", ["items", "raters", "scores"])
+def test_the_fit_names_the_argument_that_is_not_one_dimensional(name):
+    items, raters, y, _ = unbalanced(seed=14)
+    columns = {"items": items, "raters": raters, "scores": y}
+    columns[name] = np.c_[columns[name], columns[name]]
+    with pytest.raises(ValueError, match=rf"^{name}: expected a one-dimensional sequence"):
+        severity.rater_offsets(**columns)
+
+
+@pytest.mark.parametrize("name", ["items", "raters", "scores"])
+def test_the_fit_names_the_column_of_another_length(name):
+    items, raters, y, _ = unbalanced(seed=15)
+    columns = {"items": items, "raters": raters, "scores": y}
+    columns[name] = columns[name][:-1]
+    other = "raters" if name == "items" else name  # the first column sets the length
+    with pytest.raises(ValueError, match=rf"^{other}: length \d+ differs from items length"):
+        severity.rater_offsets(**columns)
+
+
+def test_the_counts_per_rater_are_integers_whether_or_not_the_design_is_connected():
+    items, raters, y, _ = unbalanced(seed=16)
+    connected = severity.rater_offsets(items, raters, y)
+    apart = severity.rater_offsets(np.r_[items, 99], np.r_[raters, 9], np.r_[y, 1.0])
+    assert not apart.identifiable
+    for r in (connected, apart):
+        assert r.n_per_rater.dtype == np.int64
+
+
+def test_a_disconnected_design_says_why_word_for_word():
+    r = severity.rater_offsets([1, 1, 2, 2], ["a", "b", "c", "d"], [1.0, 2.0, 3.0, 5.0])
+    assert r.reason == (
+        "the rater-item graph has 2 connected components; offsets are not comparable across "
+        "components (fit each component separately)"
+    )
+
+
+def test_each_component_lists_its_raters_and_items_in_sorted_order():
+    # two interleaved components of 20 raters and 20 items each (each a cycle: item t is rated
+    # by the t-th and (t+1)-th rater of its part), rows shuffled: more rows than a sort keeps
+    # in order without being asked for a stable one
+    rows = []
+    for part in (0, 1):
+        part_raters = list(range(part, 40, 2))
+        for t in range(20):
+            rows += [(2 * t + part, part_raters[t]), (2 * t + part, part_raters[(t + 1) % 20])]
+    rows = [rows[k] for k in np.random.default_rng(17).permutation(len(rows))]
+    items, raters = map(np.array, zip(*rows, strict=True))
+    r = severity.rater_offsets(items, raters, np.arange(items.size, dtype=float))
+    parts = [(p[0].tolist(), p[1].tolist()) for p in r.components]
+    assert parts == [
+        (list(range(0, 40, 2)), list(range(0, 40, 2))),
+        (list(range(1, 40, 2)), list(range(1, 40, 2))),
+    ]
+
+
+def test_one_residual_degree_of_freedom_is_enough_for_errors_and_intervals():
+    items, raters, y = [1, 1, 2, 2], ["a", "b", "a", "b"], [1.0, 2.5, 2.0, 4.5]
+    r = severity.rater_offsets(items, raters, y)
+    ref = ols(items, raters, y)
+    assert r.df_resid == 1 == ref["df"] and r.reason == ""
+    np.testing.assert_allclose(r.se, np.sqrt(np.diag(ref["cov"])), rtol=1e-9)
+    np.testing.assert_allclose(np.c_[r.ci_low, r.ci_high][:-1], ref["ci"], rtol=1e-9)
+
+
+def test_a_single_score_is_fitted_with_an_offset_of_zero_and_no_errors():
+    r = severity.rater_offsets([1], ["a"], [4.0])
+    assert r.offsets == {"a": 0.0} and r.mu == 4.0 and r.n == 1
+    assert r.reason == "no residual degrees of freedom (df=0); SEs and CIs undefined"
+
+
 # --------------------------------------------------------------------------- group_means
 
 

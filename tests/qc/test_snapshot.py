@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, GuideVersion, Label, Study, Unit
+from annotation.models import Assignment, GuideVersion, Label, Study, Unit, UnitOutput
 from annotation.services import setup
 from qc import loaders
 from qc.models import ReportOptions
@@ -140,6 +140,14 @@ def test_an_annotator_without_a_label_this_week_is_not_active(categorical):
     assert snap.annotators_total == 2 and snap.annotators_active_7d == 1
 
 
+def test_a_study_of_one_output_still_names_its_prompt_system_and_output():
+    study = make_study(Study.TaskKind.CATEGORICAL, n_prompts=1, systems=("alpha",))
+    snap = loaders.load_snapshot(study)
+    assert snap.unit_prompt.tolist() == ["p0"]
+    assert snap.unit_systems.tolist() == ["alpha"]
+    assert snap.unit_output.tolist() == ["p0:alpha"]
+
+
 def test_a_score_of_zero_is_a_score_and_a_missing_one_is_nan():
     study = make_study(Study.TaskKind.CONTINUOUS, n_prompts=3, systems=("alpha",))
     a, b, c = units_of(study)
@@ -183,8 +191,25 @@ def test_a_pairwise_snapshot_knows_each_units_canonical_sides_and_the_winners():
         f"{names[sides[u.pk][0]]} | {names[sides[u.pk][1]]}" for u in (one, two)
     ]
     assert snap.unit_prompt.tolist() == ["p0", "p1"]
+    assert snap.unit_output.tolist() == ["", ""]  # "prompt:system" names one output only
     assert snap.gold_units.tolist() == [two.pk] and snap.gold_values.tolist() == ["alpha"]
     assert snap.spa is None
+
+
+def test_pairwise_units_list_their_own_systems_by_position_not_by_row_or_output_order():
+    # comparisons alpha~beta and beta~gamma: two units on the one prompt, with different pairs
+    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=1, systems=("alpha", "beta", "gamma"))
+    units = units_of(study)
+    first, second = units[0].members.order_by("id")
+    # swap the first unit's sides: the output shown first is now the later row, larger output id
+    UnitOutput.objects.filter(pk=first.pk).update(position=2)
+    UnitOutput.objects.filter(pk=second.pk).update(position=0)
+    UnitOutput.objects.filter(pk=first.pk).update(position=1)
+    shown = [[m.output.system.name for m in u.members.order_by("position")] for u in units]
+    assert shown[0] == [second.output.system.name, first.output.system.name]
+    assert len(units) == 2 and shown[0][1] != shown[1][1]
+    snap = loaders.load_snapshot(study)
+    assert snap.unit_systems.tolist() == [" | ".join(names) for names in shown]
 
 
 def test_an_spa_snapshot_keeps_the_answers_and_ratings_of_counted_labels_only():
@@ -212,6 +237,18 @@ def test_an_spa_snapshot_keeps_the_answers_and_ratings_of_counted_labels_only():
     assert later.pk not in answers["label"].tolist()
     assert snap.unit_prompt.tolist() == ["p0 p1"] or snap.unit_prompt.tolist() == ["p1 p0"]
     assert sorted(snap.unit_systems[0].split(" | ")) == ["a", "b"]
+    assert snap.unit_output.tolist() == [""]
+
+
+def test_an_spa_batch_of_three_outputs_names_its_prompt_and_every_system():
+    study = make_study(Study.TaskKind.SPA, n_prompts=1, systems=("a", "b", "c"), spa_exposure_m=1)
+    (unit,) = units_of(study)
+    shown = [m.output.system.name for m in unit.members.order_by("position")]
+    assert sorted(shown) == ["a", "b", "c"]
+    snap = loaders.load_snapshot(study)
+    assert snap.unit_prompt.tolist() == ["p0"]
+    assert snap.unit_systems.tolist() == [" | ".join(shown)]
+    assert snap.unit_output.tolist() == [""]
 
 
 def test_a_cut_keeps_only_the_pools_labels_and_the_guide_versions():
