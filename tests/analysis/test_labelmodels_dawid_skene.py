@@ -209,16 +209,19 @@ def test_a_class_nobody_used_leaves_nan_rows_unless_smoothed():
     np.testing.assert_allclose(smoothed.error_rates[:, 3], 0.25)
 
 
-def test_an_item_whose_likelihood_underflows_keeps_its_log_likelihood():
-    # 1,500 responses on one item: its likelihood (about e^-1100) is 0.0 in float64 in both
-    # E-step paths
+def test_items_whose_likelihood_underflows_keep_their_log_likelihood():
+    # 1,500 and 3,000 responses on items 500 and 502: their likelihoods (about e^-1100 and
+    # e^-2200) are 0.0 in float64 in both E-step paths, and far apart from each other
     rng = np.random.default_rng(8)
-    items = np.concatenate([np.repeat(np.arange(60), 3), np.full(1500, 500), np.full(30, 501)])
+    items = np.concatenate(
+        [np.repeat(np.arange(60), 3), np.full(1500, 500), np.full(30, 501), np.full(3000, 502)]
+    )
     raters = rng.integers(0, 6, items.size)
     labels = np.where(rng.random(items.size) < 0.6, items % 3, rng.integers(0, 3, items.size))
     ours = lm.dawid_skene(items, raters, labels, tol=0.0, max_iter=4)
     ref = dense_em(items, raters, labels, 4)
-    assert ref["item_log_likelihood"][-2] < np.log(5e-324)  # item 500
+    lik = ref["item_log_likelihood"]
+    assert lik[-1] < lik[-3] - 745 and lik[-3] < np.log(5e-324)  # 502 far below 500, below 0.0
     assert_same_fit(ours, ref, atol=1e-9)
 
 

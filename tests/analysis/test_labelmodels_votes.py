@@ -80,8 +80,9 @@ def test_equal_weights_vote_as_the_majority_ties_and_draws_included(seed):
 
 def test_the_raters_without_weight_are_named_five_at_most():
     raters = [f"r{j}" for j in range(8)]
-    with pytest.raises(ValueError, match=r"^weights: no weight for raters \['r1', .*'r5'\]$"):
-        lm.weighted_vote([1] * 8, raters, ["x"] * 8, {"r0": 1.0, "r6": 1.0, "r7": 1.0})
+    listed = r"\['r1', 'r2', 'r3', 'r4', 'r5'\]"  # of the seven without, in sorted order
+    with pytest.raises(ValueError, match=rf"^weights: no weight for raters {listed}$"):
+        lm.weighted_vote([1] * 8, raters, ["x"] * 8, {"r0": 1.0})
 
 
 @pytest.mark.parametrize(
