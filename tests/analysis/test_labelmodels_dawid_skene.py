@@ -225,6 +225,19 @@ def test_items_whose_likelihood_underflows_keep_their_log_likelihood():
     assert_same_fit(ours, ref, atol=1e-9)
 
 
+def test_an_underflowing_item_on_the_product_path_raises_no_warning(monkeypatch):
+    # every item on the product path; rater 9 only ever says 0, so its other rates are 0
+    monkeypatch.setattr(lm, "_PRODUCT_MAX_RESPONSES", 10_000)
+    rng = np.random.default_rng(9)
+    items = np.concatenate([np.repeat(np.arange(60), 3), np.full(1500, 500), np.arange(60)])
+    raters = np.concatenate([rng.integers(0, 6, 1680), np.full(60, 9)])
+    labels = np.concatenate([rng.integers(0, 3, 1680), np.zeros(60, dtype=int)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = lm.dawid_skene(items, raters, labels, tol=0.0, max_iter=2)
+    assert_same_fit(ours, dense_em(items, raters, labels, 2), atol=1e-9)
+
+
 # --------------------------------------------------------------------------- stopping
 
 
