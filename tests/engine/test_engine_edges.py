@@ -14,6 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Assignment, Unit
+from annotation.schemes import AnswerError
 from annotation.services import assignment as engine
 from annotation.services import setup
 from tests.factories import enrol, make_study
@@ -90,3 +91,25 @@ def test_a_studys_sweep_leaves_other_studies_leases_and_a_full_sweep_takes_them(
     assert engine.reclaim_expired(now=later) == 1
     leases[1].refresh_from_db()
     assert leases[1].status == Assignment.Status.EXPIRED
+
+
+def test_a_lease_given_back_without_a_reason_is_closed_then_with_none():
+    study = make_study(n_prompts=2, systems=("alpha",), overlap=1)
+    lease = engine.next_assignment(enrol(study).user, study)
+    before = timezone.now()
+    assert engine.abandon(lease)
+    lease.refresh_from_db()
+    assert (lease.status, lease.skip_reason) == (Assignment.Status.ABANDONED, "")
+    assert before <= lease.closed_at <= timezone.now()
+
+
+def test_a_skip_without_a_listed_reason_is_refused_on_the_reason_field():
+    study = make_study(n_prompts=2, systems=("alpha",), overlap=1)
+    user = enrol(study).user
+    lease = engine.next_assignment(user, study)
+    with pytest.raises(AnswerError) as refused:
+        engine.skip(user, study, lease.token, "bored")
+    assert (refused.value.field, refused.value.message) == (
+        "_skip_reason",
+        "choose why you skip this task",
+    )
