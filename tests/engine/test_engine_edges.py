@@ -68,6 +68,7 @@ def test_a_label_is_repeatable_from_the_first_position_its_gap_allows():
 
 
 def test_only_leases_past_their_time_are_reclaimed_and_closed_then():
+    make_study(n_prompts=4, systems=("alpha",))  # so that no unit id is also a lease id
     study = make_study(n_prompts=2, systems=("alpha",), overlap=1)
     lease = engine.next_assignment(enrol(study).user, study)
     assert engine.reclaim_expired(study, now=lease.expires_at) == 0

@@ -1,0 +1,74 @@
+"""Late answers and retries at their edges: a late answer to injected work (gold) is stored
+without a slot, a late production answer takes back its own unit's slot and no other, and a
+retry under the same key is told its answer was already saved.
+
+Added after the mutation run of annotation/services/submission.py (bench/MUTATION.md), where
+each of these could change without any test in the module's list noticing.
+"""
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Unit
+from annotation.services import assignment as engine
+from annotation.services import setup
+from annotation.services.submission import submit_label
+from tests.factories import enrol, make_study
+
+pytestmark = pytest.mark.django_db
+
+
+def answer(annotator, a):
+    return submit_label(
+        annotator=annotator,
+        assignment_token=a.token,
+        data={"choice": "safe"},
+        idempotency_key=uuid.uuid4(),
+    )
+
+
+def test_a_late_answer_to_gold_is_stored():
+    study = make_study(n_prompts=6, overlap=1, systems=("alpha",), gold_rate=0.99)
+    for unit in Unit.objects.filter(study=study)[:3]:
+        setup.mark_gold(unit, "safe")
+    user = enrol(study).user
+    a = engine.next_assignment(user, study)
+    while a.purpose != "gold":  # a production task now and then (1 % of positions)
+        assert answer(user, a).status == "stored"
+        a = engine.next_assignment(user, study)
+    engine.reclaim_expired(study, now=timezone.now() + timedelta(days=1))
+    result = answer(user, a)
+    assert result.status == "stored"
+    assert result.label.purpose == "gold"
+
+
+def test_a_late_production_answer_takes_back_only_its_own_units_slot():
+    study = make_study(n_prompts=3, overlap=1, systems=("alpha",))
+    user = enrol(study).user
+    a = engine.next_assignment(user, study)
+    engine.reclaim_expired(study, now=timezone.now() + timedelta(days=1))
+    assert answer(user, a).status == "stored"
+    slots = dict(Unit.objects.filter(study=study).values_list("id", "open_slots"))
+    assert slots.pop(a.unit_id) == 0
+    assert set(slots.values()) == {1}
+
+
+def test_a_retry_under_the_same_key_is_told_its_answer_was_already_saved():
+    study = make_study(n_prompts=2, overlap=1, systems=("alpha",))
+    user = enrol(study).user
+    a = engine.next_assignment(user, study)
+    key = uuid.uuid4()
+    first = submit_label(
+        annotator=user, assignment_token=a.token, data={"choice": "safe"}, idempotency_key=key
+    )
+    again = submit_label(
+        annotator=user, assignment_token=a.token, data={"choice": "unsafe"}, idempotency_key=key
+    )
+    assert (again.status, again.label, again.message) == (
+        "duplicate",
+        first.label,
+        "This answer was already saved.",
+    )
