@@ -1,6 +1,7 @@
 """Late answers and retries at their edges: a late answer to injected work (gold) is stored
-without a slot, a late production answer takes back its own unit's slot and no other, and a
-retry under the same key is told its answer was already saved.
+without a slot, a late production answer takes back its own unit's slot and no other; a retry
+under the same key is told its answer was already saved, and an answer to no task of the
+annotator's that the task does not exist.
 
 Added after the mutation run of annotation/services/submission.py (bench/MUTATION.md), where
 each of these could change without any test in the module's list noticing.
@@ -71,4 +72,19 @@ def test_a_retry_under_the_same_key_is_told_its_answer_was_already_saved():
         "duplicate",
         first.label,
         "This answer was already saved.",
+    )
+
+
+def test_an_answer_to_a_task_of_nobody_is_told_the_task_does_not_exist():
+    study = make_study(n_prompts=1, systems=("alpha",))
+    result = submit_label(
+        annotator=enrol(study).user,
+        assignment_token="no-such-task",
+        data={"choice": "safe"},
+        idempotency_key=uuid.uuid4(),
+    )
+    assert (result.status, result.label, result.message) == (
+        "not_found",
+        None,
+        "This task does not exist.",
     )
