@@ -1,7 +1,7 @@
 """Late answers and retries at their edges: a late answer to injected work (gold) is stored
 without a slot, a late production answer takes back its own unit's slot and no other; a retry
-under the same key is told its answer was already saved, and an answer to no task of the
-annotator's that the task does not exist.
+under the same key is told its answer was already saved, a key reused on another task what to
+do, and an answer to no task of the annotator's that the task does not exist.
 
 Added after the mutation run of annotation/services/submission.py (bench/MUTATION.md), where
 each of these could change without any test in the module's list noticing.
@@ -87,4 +87,24 @@ def test_an_answer_to_a_task_of_nobody_is_told_the_task_does_not_exist():
         "not_found",
         None,
         "This task does not exist.",
+    )
+
+
+def test_a_key_reused_on_another_task_is_refused_saying_what_to_do():
+    study = make_study(n_prompts=3, overlap=1, systems=("alpha",))
+    user = enrol(study).user
+    key = uuid.uuid4()
+    first = engine.next_assignment(user, study)
+    submit_label(
+        annotator=user, assignment_token=first.token, data={"choice": "safe"}, idempotency_key=key
+    )
+    second = engine.next_assignment(user, study)
+    result = submit_label(
+        annotator=user, assignment_token=second.token, data={"choice": "safe"}, idempotency_key=key
+    )
+    assert (result.status, result.label, result.message) == (
+        "conflict",
+        None,
+        "This submission key was already used for another task, so nothing was saved."
+        " Submit the answer again with a new key (reload the task to get one).",
     )
