@@ -1,7 +1,8 @@
-"""Late answers and retries at their edges: a late answer to injected work (gold) is stored
-without a slot, a late production answer takes back its own unit's slot and no other; a retry
-under the same key is told its answer was already saved, a key reused on another task what to
-do, and an answer to no task of the annotator's that the task does not exist.
+"""Late answers, retries and refusals at their edges: a late answer to injected work (gold) is
+stored without a slot, a late production answer takes back its own unit's slot and no other; a
+retry under the same key is told its answer was already saved, a key reused on another task what
+to do, an answer to no task of the annotator's that the task does not exist; production work of
+a study gone back to qualifying is not taken; a key that is no UUID is refused on its field.
 
 Added after the mutation run of annotation/services/submission.py (bench/MUTATION.md), where
 each of these could change without any test in the module's list noticing.
@@ -13,7 +14,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Unit
+from annotation.models import Study, Unit
+from annotation.schemes import AnswerError
 from annotation.services import assignment as engine
 from annotation.services import setup
 from annotation.services.submission import submit_label
@@ -107,4 +109,33 @@ def test_a_key_reused_on_another_task_is_refused_saying_what_to_do():
         None,
         "This submission key was already used for another task, so nothing was saved."
         " Submit the answer again with a new key (reload the task to get one).",
+    )
+
+
+def test_production_work_answered_after_the_study_went_back_to_qualifying_is_not_taken():
+    study = make_study(n_prompts=2, overlap=1, systems=("alpha",))
+    user = enrol(study).user
+    a = engine.next_assignment(user, study)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.QUALIFYING)
+    result = submit_label(
+        annotator=user,
+        assignment_token=a.token,
+        data={"choice": "safe"},
+        idempotency_key=uuid.uuid4(),
+    )
+    assert (result.status, result.label) == ("paused", None)
+
+
+@pytest.mark.parametrize("key", ["not-a-uuid", None])
+def test_a_key_that_is_no_uuid_is_refused_on_its_field(key):
+    study = make_study(n_prompts=1, systems=("alpha",))
+    user = enrol(study).user
+    a = engine.next_assignment(user, study)
+    with pytest.raises(AnswerError) as refused:
+        submit_label(
+            annotator=user, assignment_token=a.token, data={"choice": "safe"}, idempotency_key=key
+        )
+    assert (refused.value.field, refused.value.message) == (
+        "idempotency_key",
+        "must be a UUID made when the task was shown",
     )
