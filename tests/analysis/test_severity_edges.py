@@ -203,6 +203,14 @@ def test_a_disconnected_design_says_why_word_for_word():
     )
 
 
+def test_the_identifiable_flag_is_true_or_false_never_none():
+    # a bool either way: None would read as false but print as null in a report
+    items, raters, y, _ = unbalanced(seed=18)
+    connected = severity.rater_offsets(items, raters, y)
+    apart = severity.rater_offsets(np.r_[items, 99], np.r_[raters, 9], np.r_[y, 1.0])
+    assert connected.identifiable is True and apart.identifiable is False
+
+
 def test_each_component_lists_its_raters_and_items_in_sorted_order():
     # two interleaved components of 20 raters and 20 items each (each a cycle: item t is rated
     # by the t-th and (t+1)-th rater of its part), rows shuffled: more rows than a sort keeps
