@@ -273,6 +273,22 @@ def test_ids_that_cannot_be_sorted_are_refused_naming_their_column(column):
         lm.dawid_skene(**data)
 
 
+@pytest.mark.parametrize("column", ["items", "raters", "labels"])
+def test_a_missing_value_is_refused_naming_its_column(column):
+    data = {"items": [1, 2, 1, 2], "raters": ["a", "b", "b", "a"], "labels": ["x", "y", "x", "y"]}
+    data[column] = np.array([*data[column][:3], None], dtype=object)
+    with pytest.raises(ValueError, match=rf"^{column}: contains None at row 3"):
+        lm.dawid_skene(**data)
+
+
+@pytest.mark.parametrize("column", ["raters", "labels"])
+def test_a_column_of_another_length_is_refused_naming_it(column):
+    data = {"items": [1, 2, 1, 2], "raters": ["a", "b", "b", "a"], "labels": ["x", "y", "x", "y"]}
+    data[column] = data[column][:3]
+    with pytest.raises(ValueError, match=rf"^{column}: length 3 differs from items length 4$"):
+        lm.dawid_skene(**data)
+
+
 def test_classes_with_a_missing_value_are_refused_naming_classes():
     with pytest.raises(ValueError, match=r"^classes: "):
         lm.dawid_skene([1, 2], ["a", "a"], ["x", "y"], classes=np.array(["x", "y", None]))
@@ -287,6 +303,12 @@ def test_observed_labels_missing_from_classes_are_named_five_at_most():
     labels = list("abcdefg")
     with pytest.raises(ValueError, match=r"observed labels \['b', 'c', 'd', 'e', 'f'\]$"):
         lm.dawid_skene(list(range(7)), ["r"] * 7, labels, classes=["a"])
+
+
+def test_gold_labels_missing_from_classes_are_named_five_at_most():
+    clamp = (list(range(6)), list("abcdef"))
+    with pytest.raises(ValueError, match=r"classes: \['a', 'b', 'c', 'd', 'e'\]$"):
+        lm.dawid_skene([0, 1], ["r", "r"], ["x", "y"], clamp=clamp)
 
 
 # --------------------------------------------------------------------------- unidentified rows
