@@ -311,6 +311,11 @@ def test_gold_labels_missing_from_classes_are_named_five_at_most():
         lm.dawid_skene([0, 1], ["r", "r"], ["x", "y"], clamp=clamp)
 
 
+def test_a_gold_label_sorting_after_every_class_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"^clamp: labels not among the classes: \['z'\]$"):
+        lm.dawid_skene([0, 1], ["r", "r"], ["x", "y"], clamp=([0], ["z"]))
+
+
 # --------------------------------------------------------------------------- unidentified rows
 
 
