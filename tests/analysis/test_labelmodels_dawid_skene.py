@@ -263,13 +263,57 @@ def test_a_fit_at_its_fixed_point_still_runs_every_step_with_tol_zero():
 # --------------------------------------------------------------------------- input
 
 
-@pytest.mark.parametrize("column", ["items", "raters"])
+@pytest.mark.parametrize("column", ["items", "raters", "labels"])
 def test_ids_that_cannot_be_sorted_are_refused_naming_their_column(column):
-    # results are in sorted id order (and an init array is aligned with it): no first-seen order
+    # results are in sorted id order (and an init array is aligned with it): no first-seen order;
+    # without `classes`, the classes are the sorted labels
     data = {"items": [1, 2, 1, 2], "raters": ["a", "b", "b", "a"], "labels": ["x", "y", "x", "y"]}
     data[column] = np.array([1, "a", 1, "a"], dtype=object)
     with pytest.raises(ValueError, match=rf"^{column}: values must be mutually comparable"):
         lm.dawid_skene(**data)
+
+
+@pytest.mark.parametrize("column", ["items", "raters", "labels"])
+def test_a_missing_value_is_refused_naming_its_column(column):
+    data = {"items": [1, 2, 1, 2], "raters": ["a", "b", "b", "a"], "labels": ["x", "y", "x", "y"]}
+    data[column] = np.array([*data[column][:3], None], dtype=object)
+    with pytest.raises(ValueError, match=rf"^{column}: contains None at row 3"):
+        lm.dawid_skene(**data)
+
+
+@pytest.mark.parametrize("column", ["raters", "labels"])
+def test_a_column_of_another_length_is_refused_naming_it(column):
+    data = {"items": [1, 2, 1, 2], "raters": ["a", "b", "b", "a"], "labels": ["x", "y", "x", "y"]}
+    data[column] = data[column][:3]
+    with pytest.raises(ValueError, match=rf"^{column}: length 3 differs from items length 4$"):
+        lm.dawid_skene(**data)
+
+
+def test_classes_with_a_missing_value_are_refused_naming_classes():
+    with pytest.raises(ValueError, match=r"^classes: "):
+        lm.dawid_skene([1, 2], ["a", "a"], ["x", "y"], classes=np.array(["x", "y", None]))
+
+
+def test_duplicate_classes_are_refused_also_when_they_sort_last():
+    with pytest.raises(ValueError, match=r"^classes: contains duplicates$"):
+        lm.dawid_skene([1, 2], ["a", "a"], ["x", "y"], classes=["x", "y", "y"])
+
+
+def test_observed_labels_missing_from_classes_are_named_five_at_most():
+    labels = list("abcdefg")
+    with pytest.raises(ValueError, match=r"observed labels \['b', 'c', 'd', 'e', 'f'\]$"):
+        lm.dawid_skene(list(range(7)), ["r"] * 7, labels, classes=["a"])
+
+
+def test_gold_labels_missing_from_classes_are_named_five_at_most():
+    clamp = (list(range(6)), list("abcdef"))
+    with pytest.raises(ValueError, match=r"classes: \['a', 'b', 'c', 'd', 'e'\]$"):
+        lm.dawid_skene([0, 1], ["r", "r"], ["x", "y"], clamp=clamp)
+
+
+def test_a_gold_label_sorting_after_every_class_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"^clamp: labels not among the classes: \['z'\]$"):
+        lm.dawid_skene([0, 1], ["r", "r"], ["x", "y"], clamp=([0], ["z"]))
 
 
 # --------------------------------------------------------------------------- unidentified rows
