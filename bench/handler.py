@@ -1,0 +1,93 @@
+"""What Django's request path costs the work loop: CPU per label through the WSGI handler
+against calling the work API's views directly on the same WSGIRequest, in process.
+
+The direct path skips the handler, the whole middleware stack (CSRF included), URL resolving and
+the request signals, so the difference is the most a lean request path for /api/work/ could save
+on the web side (issue 16). Blocks of labels alternate between the two paths, by one signed-in
+annotator on a bench study (bench/loop_data.py); it prints the median and minimum of the web
+(this thread) and PostgreSQL (this connection's backend) CPU per label. Not a product path.
+
+    .venv/bin/python bench/handler.py [--units 20000] [--blocks 12] [--block 100]
+"""
+
+import io
+import json
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import history  # noqa: E402
+
+
+def main():
+    args = history.parse_args()
+    history.setup(args)
+    from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
+
+    from annotation import api
+    from bench.loop_data import annotators, bench_study, reset
+
+    study = bench_study(args.units)
+    reset(study)
+    person = annotators(study, 1)[0]
+    through_django = history.Annotator(WSGIHandler(), study, person)
+
+    def request(method, path, body=b"", headers=None):
+        return WSGIRequest(
+            {
+                "REQUEST_METHOD": method,
+                "PATH_INFO": path,
+                "QUERY_STRING": "",
+                "SERVER_NAME": "127.0.0.1",
+                "SERVER_PORT": "8000",
+                "SERVER_PROTOCOL": "HTTP/1.1",
+                "HTTP_HOST": "127.0.0.1",
+                "HTTP_COOKIE": through_django.cookie,
+                "REMOTE_ADDR": "127.0.0.1",
+                "CONTENT_LENGTH": str(len(body)),
+                "wsgi.input": io.BytesIO(body),
+                "wsgi.url_scheme": "http",
+                "wsgi.errors": sys.stderr,
+                **(headers or {}),
+            }
+        )
+
+    def direct_label():
+        base = through_django.base
+        token = json.loads(api.next_task(request("GET", f"{base}/next"), study.token).content)
+        token = token["token"]
+        body = json.dumps({"choice": "good", "timings": {"duration_ms": 1500}}).encode()
+        headers = {
+            "CONTENT_TYPE": "application/json",
+            "HTTP_X_CSRFTOKEN": person["csrf"],
+            "HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4()),
+        }
+        posted = request("POST", f"{base}/submit/{token}", body, headers)
+        assert json.loads(api.submit(posted, study.token, token).content)["status"] == "stored"
+
+    paths = {"handler": through_django.label, "direct": direct_label}
+    for label in paths.values():
+        label()  # imports, first connection
+    spent = {name: [] for name in paths}
+    for block in range(args.blocks):
+        for name in sorted(paths, reverse=block % 2 == 1):
+            pg0, web0 = history.backend_cpu(), time.thread_time()
+            for _ in range(args.block):
+                paths[name]()
+            pg1, web1 = history.backend_cpu(), time.thread_time()
+            spent[name].append(((web1 - web0) / args.block * 1e3, (pg1 - pg0) / args.block * 1e3))
+    print("path     web CPU ms/label median (min)   PostgreSQL CPU ms/label median (min)")
+    for name, rows in spent.items():
+        web, pg = [r[0] for r in rows], [r[1] for r in rows]
+        print(
+            f"{name:8} {statistics.median(web):>12.2f} ({min(web):.2f})"
+            f" {statistics.median(pg):>24.2f} ({min(pg):.2f})"
+        )
+
+
+if __name__ == "__main__":
+    main()
