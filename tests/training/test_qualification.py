@@ -5,9 +5,10 @@ import pytest
 
 from annotation.models import Enrolment, Label, QualificationItem, Unit
 from annotation.services import assignment as engine
-from annotation.services import guides, qualification, setup
+from annotation.services import calibration, guides, qualification, setup
 from annotation.services.training_items import TrainingError, resolve_items
 from tests.factories import enrol
+from tests.qc.labels import add_labels
 from tests.training.helpers import answer_batch, labelled_study, unit_of
 
 pytestmark = pytest.mark.django_db
@@ -216,3 +217,46 @@ def test_settings_are_checked():
             allowed_pools=["aliens"],
         )
     assert error.value.field == "allowed_pools"
+
+
+def test_calibration_and_recalibration_batches_are_not_qualification_attempts():
+    study, producers = labelled_study(qualification_attempts=1)
+    keys = built_test(study)
+    user = producers[0].user
+    guides.publish_version(
+        study,
+        body="Counter rice is unsafe.",
+        rulings=[guides.NewRuling("R", "why", examples=tuple(resolve_items(study, "p0")))],
+        requires_recalibration=True,
+    )
+    recalibration = calibration.start_recalibration(study, user)
+    answer_batch(recalibration, lambda unit: "safe")
+    assert calibration.finish_recalibration(recalibration).finished_at is not None
+    session = calibration.open_session(
+        study, title="S", raters=[user, producers[1].user], units=[unit_of(study, "p3")]
+    )
+    calibration.start_session_batch(session, user)  # left open
+    status = qualification.status(study, user)
+    assert (status.attempts_used, status.attempts_left) == (0, 1)
+    assert status.open_attempt is None and status.last_attempt is None
+    assert status.can_start and status.reason == ""
+    assert qualification.results(study).n_candidates == 0
+    attempt = qualification.start_attempt(study, user)
+    assert attempt.kind == "qualification" and attempt.attempt == 1
+    answer_batch(attempt, answers_for(keys, wrong=set()))
+    qualification.finish_attempt(attempt)
+    (row,) = qualification.results(study).candidates
+    assert row.attempts == (attempt,)
+
+
+def test_candidates_come_from_this_studys_production_labels_only():
+    study, producers = labelled_study(n_prompts=2, disputed=())
+    other, _ = labelled_study(n_prompts=2, disputed=("p0", "p1"))  # splits in another study
+    assert len(qualification.candidates(other)) == 2
+    assert qualification.candidates(study) == []
+    # a blind repeat that says otherwise is not a split among production labels
+    rows = [{"unit": unit_of(study, "p0"), "annotator": producers[0].user, "choice": "unsafe"}]
+    add_labels(study, rows, purpose="repeat")
+    assert qualification.candidates(study) == []
+    easy = qualification.candidates(study, split=False)
+    assert sorted((c.unit.prompt.external_id, c.n) for c in easy) == [("p0", 3), ("p1", 3)]
