@@ -6,12 +6,20 @@ import uuid
 import pytest
 from django.urls import reverse
 
-from annotation.models import CalibrationSession, GuideVersion, Label, Ruling, Unit
+from annotation.models import (
+    CalibrationSession,
+    GuideVersion,
+    Label,
+    Ruling,
+    Study,
+    Unit,
+    UnitOutput,
+)
 from annotation.services import assignment as engine
 from annotation.services import batches, calibration, guides
 from annotation.services.submission import submit_label
 from annotation.services.training_items import TrainingError
-from tests.factories import enrol
+from tests.factories import enrol, make_study
 from tests.training.helpers import answer_batch, labelled_study, unit_of
 
 pytestmark = pytest.mark.django_db
@@ -177,3 +185,23 @@ def test_a_tied_split_lists_its_answers_alphabetically_and_equal_splits_the_most
     # the third rater answers one item only: one unanimous item has 3 labels, the other 2
     submit_first_task(calibration.start_session_batch(counts, raters[2]), "safe")
     assert [s.n for s in calibration.distribution(counts)] == [3, 2]
+
+
+def test_a_pairwise_session_shows_which_canonical_side_won_whatever_side_it_was_shown_on():
+    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=2, systems=("alpha", "beta"))
+    raters = [enrol(study).user for _ in range(2)]
+    units = list(Unit.objects.filter(study=study, role=Unit.Role.PRODUCTION).order_by("id"))
+    session = calibration.open_session(study, title="Pairs", raters=raters, units=units)
+    for user in raters:
+        batch = calibration.start_session_batch(session, user)
+        while (a := batches.next_task(batch)) is not None:
+            first = UnitOutput.objects.get(unit=a.unit, position=0).output_id
+            side = "left" if a.presentation["left"] == first else "right"
+            submit_label(
+                annotator=user,
+                assignment_token=a.token,
+                data={"choice": side},
+                idempotency_key=uuid.uuid4(),
+            )
+    shown = calibration.distribution(session)
+    assert [s.split for s in shown] == [(("The first response is better", 2),)] * 2
