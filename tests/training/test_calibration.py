@@ -1,14 +1,25 @@
 """Calibration sessions: independent labels, the distribution shown only after a rater has
 submitted all theirs (counts, never names), rulings recorded against items, publishing."""
 
+import uuid
+
 import pytest
 from django.urls import reverse
 
-from annotation.models import CalibrationSession, GuideVersion, Label, Ruling, Unit
+from annotation.models import (
+    CalibrationSession,
+    GuideVersion,
+    Label,
+    Ruling,
+    Study,
+    Unit,
+    UnitOutput,
+)
 from annotation.services import assignment as engine
-from annotation.services import calibration, guides
+from annotation.services import batches, calibration, guides
+from annotation.services.submission import submit_label
 from annotation.services.training_items import TrainingError
-from tests.factories import enrol
+from tests.factories import enrol, make_study
 from tests.training.helpers import answer_batch, labelled_study, unit_of
 
 pytestmark = pytest.mark.django_db
@@ -131,3 +142,66 @@ def test_only_the_sessions_raters_reach_it(client):
     assert client.get(url).status_code == 404
     with pytest.raises(TrainingError):
         calibration.start_session_batch(session, outsider)
+
+
+def test_a_rater_has_finished_a_session_only_with_that_sessions_batch():
+    study, _ = labelled_study()
+    first, raters = session_of_three(study)
+    second = calibration.open_session(
+        study, title="Fridge week", raters=[r.user for r in raters], units=[unit_of(study, "p3")]
+    )
+    user = raters[0].user
+    answer_batch(calibration.start_session_batch(first, user), lambda unit: "safe")
+    assert calibration.rater_finished(first, user)
+    assert not calibration.rater_finished(second, user)  # not even started
+
+
+def submit_first_task(batch, choice):
+    assignment = batches.next_task(batch)
+    submit_label(
+        annotator=batch.annotator,
+        assignment_token=assignment.token,
+        data={"choice": choice},
+        idempotency_key=uuid.uuid4(),
+    )
+
+
+def test_a_tied_split_lists_its_answers_alphabetically_and_equal_splits_the_most_labelled_first():
+    study, _ = labelled_study()
+    raters = [enrol(study).user for _ in range(3)]
+    units = [unit_of(study, p) for p in ("p0", "p1")]
+    ties = calibration.open_session(study, title="Ties", raters=raters[:2], units=units)
+    # p0 and p1 split 1:1, "unsafe" counted first on one of them whichever batch comes first
+    picks = [{"p0": "unsafe", "p1": "safe"}, {"p0": "safe", "p1": "unsafe"}]
+    for user, pick in zip(raters[:2], picks, strict=True):
+        batch = calibration.start_session_batch(ties, user)
+        answer_batch(batch, lambda unit, pick=pick: pick[prompt_of(unit)])
+    shown = calibration.distribution(ties)
+    assert [s.split for s in shown] == [(("Safe", 1), ("Unsafe", 1))] * 2
+    units = [unit_of(study, p) for p in ("p2", "p3")]
+    counts = calibration.open_session(study, title="Counts", raters=raters, units=units)
+    for user in raters[:2]:
+        answer_batch(calibration.start_session_batch(counts, user), lambda unit: "safe")
+    # the third rater answers one item only: one unanimous item has 3 labels, the other 2
+    submit_first_task(calibration.start_session_batch(counts, raters[2]), "safe")
+    assert [s.n for s in calibration.distribution(counts)] == [3, 2]
+
+
+def test_a_pairwise_session_shows_which_canonical_side_won_whatever_side_it_was_shown_on():
+    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=2, systems=("alpha", "beta"))
+    raters = [enrol(study).user for _ in range(2)]
+    units = list(Unit.objects.filter(study=study, role=Unit.Role.PRODUCTION).order_by("id"))
+    session = calibration.open_session(study, title="Pairs", raters=raters, units=units)
+    for user in raters:
+        batch = calibration.start_session_batch(session, user)
+        while (a := batches.next_task(batch)) is not None:
+            first = UnitOutput.objects.get(unit=a.unit, position=0).output_id
+            side = "left" if a.presentation["left"] == first else "right"
+            submit_label(
+                annotator=user,
+                assignment_token=a.token,
+                data={"choice": side},
+                idempotency_key=uuid.uuid4(),
+            )
+    shown = calibration.distribution(session)
+    assert [s.split for s in shown] == [(("The first response is better", 2),)] * 2

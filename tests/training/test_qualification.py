@@ -1,13 +1,18 @@
 """Qualification: boundary candidates from real splits, the test's items, attempts and retries,
 easy and boundary scores, and the lead's results (pass rate, easy-item trap, per-item share)."""
 
-import pytest
+import uuid
 
-from annotation.models import Enrolment, Label, QualificationItem, Unit
+import pytest
+from django.utils import timezone
+
+from annotation.models import Enrolment, Label, QualificationItem, Study, Unit, UnitOutput
 from annotation.services import assignment as engine
-from annotation.services import guides, qualification, setup
+from annotation.services import batches, calibration, guides, qualification, setup
+from annotation.services.submission import submit_label
 from annotation.services.training_items import TrainingError, resolve_items
-from tests.factories import enrol
+from tests.factories import enrol, make_study
+from tests.qc.labels import add_labels
 from tests.training.helpers import answer_batch, labelled_study, unit_of
 
 pytestmark = pytest.mark.django_db
@@ -216,3 +221,122 @@ def test_settings_are_checked():
             allowed_pools=["aliens"],
         )
     assert error.value.field == "allowed_pools"
+
+
+def test_calibration_and_recalibration_batches_are_not_qualification_attempts():
+    study, producers = labelled_study(qualification_attempts=1)
+    keys = built_test(study)
+    user = producers[0].user
+    guides.publish_version(
+        study,
+        body="Counter rice is unsafe.",
+        rulings=[guides.NewRuling("R", "why", examples=tuple(resolve_items(study, "p0")))],
+        requires_recalibration=True,
+    )
+    recalibration = calibration.start_recalibration(study, user)
+    answer_batch(recalibration, lambda unit: "safe")
+    assert calibration.finish_recalibration(recalibration).finished_at is not None
+    session = calibration.open_session(
+        study, title="S", raters=[user, producers[1].user], units=[unit_of(study, "p3")]
+    )
+    calibration.start_session_batch(session, user)  # left open
+    status = qualification.status(study, user)
+    assert (status.attempts_used, status.attempts_left) == (0, 1)
+    assert status.open_attempt is None and status.last_attempt is None
+    assert status.can_start and status.reason == ""
+    results = qualification.results(study)
+    assert results.n_candidates == 0 and (results.n_easy, results.n_boundary) == (1, 2)
+    attempt = qualification.start_attempt(study, user)
+    assert attempt.kind == "qualification" and attempt.attempt == 1
+    answer_batch(attempt, answers_for(keys, wrong=set()))
+    qualification.finish_attempt(attempt)
+    (row,) = qualification.results(study).candidates
+    assert row.attempts == (attempt,)
+
+
+def test_candidates_come_from_this_studys_production_labels_only():
+    study, producers = labelled_study(n_prompts=2, disputed=())
+    other, _ = labelled_study(n_prompts=2, disputed=("p0", "p1"))  # splits in another study
+    assert len(qualification.candidates(other)) == 2
+    assert qualification.candidates(study) == []
+    # a blind repeat that says otherwise is not a split among production labels
+    rows = [{"unit": unit_of(study, "p0"), "annotator": producers[0].user, "choice": "unsafe"}]
+    add_labels(study, rows, purpose="repeat")
+    assert qualification.candidates(study) == []
+    easy = qualification.candidates(study, split=False)
+    assert sorted((c.unit.prompt.external_id, c.n) for c in easy) == [("p0", 3), ("p1", 3)]
+
+
+def test_an_open_attempt_goes_on_while_the_study_is_paused_but_not_once_a_lead_qualifies():
+    study, _ = labelled_study()
+    built_test(study)
+    enrolment = enrol(study)
+    attempt = qualification.start_attempt(study, enrolment.user)
+    study.status = Study.Status.PAUSED
+    study.save(update_fields=["status"])
+    status = qualification.status(study, enrolment.user)
+    assert status.reason == "closed" and status.open_attempt == attempt and status.can_start
+    Enrolment.objects.filter(pk=enrolment.pk).update(qualified_at=timezone.now())
+    status = qualification.status(study, enrolment.user)
+    assert status.reason == "qualified" and status.open_attempt == attempt
+    assert not status.can_start
+
+
+def test_the_lead_sees_who_qualified_by_user_and_the_trap_at_exactly_nine_in_ten():
+    study, _ = labelled_study(qualification_pass_score=1.0)
+    qualification.add_item(study, unit_of(study, "p2"), answer="safe", difficulty="easy")
+    users = []
+    for n in range(10):
+        enrolment = enrol(study)
+        if enrolment.pk == enrolment.user.pk:  # an enrolment id that is not the user id
+            enrolment.delete()
+            enrolment = enrol(study, user=enrolment.user)
+        users.append(enrolment.user)
+        attempt = qualification.start_attempt(study, enrolment.user)
+        answer_batch(attempt, lambda unit, n=n: "unsafe" if n == 0 else "safe")
+        qualification.finish_attempt(attempt)
+    results = qualification.results(study)
+    assert results.first_attempt_pass_rate == pytest.approx(0.9) and results.easy_trap
+    qualified = {row.user.pk: row.qualified for row in results.candidates}
+    assert qualified == {u.pk: u != users[0] for u in users}
+    assert results.passed_eventually == 9
+
+
+def test_a_pairwise_test_is_scored_on_the_canonical_side_whatever_side_it_was_shown_on():
+    study = make_study(Study.TaskKind.PAIRWISE, n_prompts=2, systems=("alpha", "beta"))
+    units = list(Unit.objects.filter(study=study, role=Unit.Role.PRODUCTION).order_by("id"))
+    for unit, answer in zip(units, ("first", "second"), strict=True):
+        qualification.add_item(study, unit, answer=answer, difficulty="easy")
+    user = enrol(study).user
+    attempt = qualification.start_attempt(study, user)
+    keys = {i.unit_id: i.unit.gold_answer.value["choice"] for i in QualificationItem.objects.all()}
+    while (a := batches.next_task(attempt)) is not None:
+        first = UnitOutput.objects.get(unit=a.unit, position=0).output_id
+        shown_first = "left" if a.presentation["left"] == first else "right"
+        other = {"left": "right", "right": "left"}[shown_first]
+        submit_label(
+            annotator=user,
+            assignment_token=a.token,
+            data={"choice": shown_first if keys[a.unit_id] == "first" else other},
+            idempotency_key=uuid.uuid4(),
+        )
+    scored = qualification.finish_attempt(attempt)
+    assert scored.score == 1.0 and scored.passed
+
+
+def test_a_continuous_test_accepts_a_score_within_the_tolerance():
+    study = make_study(Study.TaskKind.CONTINUOUS, n_prompts=2, systems=("alpha",))
+    units = list(Unit.objects.filter(study=study, role=Unit.Role.PRODUCTION).order_by("id"))
+    for unit in units:
+        qualification.add_item(study, unit, answer="50", difficulty="easy")
+    user = enrol(study).user
+    attempt = qualification.start_attempt(study, user)
+    scores = iter((60, 61))  # 10 off is within the tolerance, 11 is not
+    while (a := batches.next_task(attempt)) is not None:
+        submit_label(
+            annotator=user,
+            assignment_token=a.token,
+            data={"score": next(scores)},
+            idempotency_key=uuid.uuid4(),
+        )
+    assert qualification.finish_attempt(attempt).score == 0.5
