@@ -10,7 +10,6 @@ annotator on a bench study (bench/loop_data.py); it prints the median and minimu
     .venv/bin/python bench/handler.py [--units 20000] [--blocks 12] [--block 100]
 """
 
-import io
 import json
 import statistics
 import sys
@@ -37,24 +36,7 @@ def main():
     through_django = history.Annotator(WSGIHandler(), study, person)
 
     def request(method, path, body=b"", headers=None):
-        return WSGIRequest(
-            {
-                "REQUEST_METHOD": method,
-                "PATH_INFO": path,
-                "QUERY_STRING": "",
-                "SERVER_NAME": "127.0.0.1",
-                "SERVER_PORT": "8000",
-                "SERVER_PROTOCOL": "HTTP/1.1",
-                "HTTP_HOST": "127.0.0.1",
-                "HTTP_COOKIE": through_django.cookie,
-                "REMOTE_ADDR": "127.0.0.1",
-                "CONTENT_LENGTH": str(len(body)),
-                "wsgi.input": io.BytesIO(body),
-                "wsgi.url_scheme": "http",
-                "wsgi.errors": sys.stderr,
-                **(headers or {}),
-            }
-        )
+        return WSGIRequest(through_django.environ(method, path, body, headers))
 
     def direct_label():
         base = through_django.base

@@ -60,8 +60,8 @@ class Annotator:
         self.cookie = f"sessionid={person['session']}; csrftoken={person['csrf']}"
         self.base = f"/api/work/{study.token}"
 
-    def call(self, method, path, body=b"", headers=None):
-        environ = {
+    def environ(self, method, path, body=b"", headers=None) -> dict:
+        return {
             "REQUEST_METHOD": method,
             "PATH_INFO": path,
             "QUERY_STRING": "",
@@ -77,6 +77,9 @@ class Annotator:
             "wsgi.errors": sys.stderr,
             **(headers or {}),
         }
+
+    def call(self, method, path, body=b"", headers=None):
+        environ = self.environ(method, path, body, headers)
         status = []
         response = self.app(environ, lambda s, h, exc_info=None: status.append(s))
         data = b"".join(response)

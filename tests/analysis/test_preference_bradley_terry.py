@@ -187,6 +187,17 @@ def test_davidson_leaves_out_the_resamples_without_a_tie():
     assert pf.bradley_terry(*data, n_boot=60, seed=2).n_boot_used == 60
 
 
+def two_judgments():
+    """Two valid judgments of x against y, as keyword arguments."""
+    return {
+        "items": [1, 2],
+        "raters": [1, 1],
+        "left": ["x", "x"],
+        "right": ["y", "y"],
+        "choice": ["left", "right"],
+    }
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
@@ -206,13 +217,7 @@ def test_davidson_leaves_out_the_resamples_without_a_tie():
     ],
 )
 def test_bradley_terry_refuses_bad_input_naming_the_argument(kwargs, message):
-    args = {
-        "items": [1, 2],
-        "raters": [1, 1],
-        "left": ["x", "x"],
-        "right": ["y", "y"],
-        "choice": ["left", "right"],
-    } | kwargs
+    args = two_judgments() | kwargs
     if kwargs.get("items") == []:
         args = dict.fromkeys(("items", "raters", "left", "right", "choice"), [])
     args.setdefault("n_boot", 0)
@@ -255,13 +260,7 @@ def test_the_log_likelihood_is_the_datas_also_with_a_bootstrap():
 
 @pytest.mark.parametrize("column", ["items", "raters", "left", "right", "choice"])
 def test_a_column_with_a_missing_value_is_named(column):
-    args = {
-        "items": [1, 2],
-        "raters": [1, 1],
-        "left": ["x", "x"],
-        "right": ["y", "y"],
-        "choice": ["left", "right"],
-    }
+    args = two_judgments()
     args[column] = [args[column][0], None]
     with pytest.raises(ValueError, match=rf"^{column}: contains None at row 1"):
         pf.bradley_terry(**args, n_boot=0)
