@@ -5,6 +5,8 @@
     .venv/bin/python bench/mutate.py --survivors qc/loaders.py   # diffs of its survivors
     .venv/bin/python bench/mutate.py --database postgres://user@host/concord_mut annotation/api.py
     .venv/bin/python bench/mutate.py --only 'annotation.api.x__fast_*' annotation/api.py
+    .venv/bin/python bench/mutate.py --database postgres://... --tests tests/engine/test_api.py \
+        --only 'annotation.services.submission.x_prepare_label__*' annotation/services/submission.py
 
 mutmut mutates a copy of the source under `mutants/` of the folder it runs in and, for each
 mutant, runs only the tests that called the mutated function in its first, clean run. To keep a
@@ -155,6 +157,13 @@ def main() -> None:
         metavar="GLOB",
         help="run only the mutants whose name matches, e.g. 'annotation.api.x__fast_*'",
     )
+    parser.add_argument(
+        "--tests",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="run these tests instead of the module's list (code another module's tests reach)",
+    )
     args = parser.parse_args()
     table = modules_and_tests()
     chosen = args.modules or list(table)
@@ -167,7 +176,10 @@ def main() -> None:
             for name in survivors(where):
                 print(mutmut(where, "show", name, capture=True).stdout)
         return
-    results = [run_module(m, table[m], args.children, args.database, args.only) for m in chosen]
+    results = [
+        run_module(m, args.tests or table[m], args.children, args.database, args.only)
+        for m in chosen
+    ]
     WORK.mkdir(exist_ok=True)
     (WORK / ("scores-pg.json" if args.database else "scores.json")).write_text(
         json.dumps(results, indent=2)
