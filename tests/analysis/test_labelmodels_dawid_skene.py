@@ -260,6 +260,13 @@ def test_a_fit_at_its_fixed_point_still_runs_every_step_with_tol_zero():
     assert lm.dawid_skene(items, raters, labels, tol=1e-12, max_iter=5).n_iter == 1
 
 
+def test_converged_is_a_bool_also_when_the_cap_stops_the_fit():
+    # callers may serialise the flag as it is: False, not merely something falsy such as None
+    items, raters, labels = ragged(0)
+    assert lm.dawid_skene(items, raters, labels, tol=0.0, max_iter=2).converged is False
+    assert lm.dawid_skene(items, raters, labels, max_iter=1000).converged is True
+
+
 # --------------------------------------------------------------------------- input
 
 
