@@ -7,12 +7,16 @@ of annotation/services/calibration.py (bench/MUTATION.md), where a session offer
 annotator, another study's enrolment read, or an inverted split order passed every test.
 """
 
-import pytest
+import uuid
 
-from annotation.models import Unit
-from annotation.services import calibration, guides
+import pytest
+from django.urls import reverse
+
+from annotation.models import Membership, Unit
+from annotation.services import batches, calibration, guides
+from annotation.services.submission import submit_label
 from annotation.services.training_items import TrainingError, resolve_items
-from tests.factories import UserFactory, enrol, make_study
+from tests.factories import MembershipFactory, UserFactory, enrol, make_study
 from tests.training.helpers import answer_batch, labelled_study, unit_of
 
 pytestmark = pytest.mark.django_db
@@ -129,3 +133,40 @@ def test_recalibration_is_due_for_a_new_version_that_asks_for_it_until_done():
     calibration.finish_recalibration(batch)
     assert calibration.recalibration_due(study, user) is None  # calibrated on v3 itself
     assert calibration.recalibration_due(other, user) is None
+
+
+def test_the_session_page_shows_each_raters_progress_and_records_rulings_until_published(client):
+    study, _ = labelled_study()
+    session, raters = open_session(study, names=["cal-a", "cal-b", "cal-c"])
+    started = calibration.start_session_batch(session, raters[0])  # one item of three answered
+    task = batches.next_task(started)
+    submit_label(
+        annotator=raters[0],
+        assignment_token=task.token,
+        data={"choice": "safe"},
+        idempotency_key=uuid.uuid4(),
+    )
+    answer_batch(calibration.start_session_batch(session, raters[1]), lambda unit: "safe")
+    client.force_login(MembershipFactory(workspace=study.workspace, role=Membership.Role.LEAD).user)
+    url = reverse("calibration-session", args=[study.token, session.token])
+    page = client.get(url)
+    assert [(r.username, done, total) for r, done, total in page.context["progress"]] == [
+        ("cal-a", 1, 3),
+        ("cal-b", 3, 3),
+        ("cal-c", 0, 3),
+    ]
+    items = {prompt_of(s.item.unit): s.item for s in page.context["splits"]}
+    form = {"action": "ruling", "item": items["p0"].pk, "title": "Reheat", "text": "Unsafe."}
+    assert client.post(url, form).status_code == 302
+    # A ruling recorded with a worked example keeps it (the page's form has no example field).
+    calibration.record_ruling(
+        session, items["p1"], title="Fridge", text="Safe.", example="Rice chilled within 2h"
+    )
+    calibration.publish_session(session, body="The guide.")
+    stale = client.post(url, {**form, "title": "Late"})  # from a page opened before publishing
+    assert stale.context["ruling_error"] == "this session was published; open a new one"
+
+    client.force_login(raters[0])
+    guide = client.get(reverse("work-guide", args=[study.token])).content.decode()
+    assert "Reheat" in guide and "Fridge" in guide
+    assert guide.count("Example:") == 1 and "Example: Rice chilled within 2h" in guide

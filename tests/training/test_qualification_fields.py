@@ -7,10 +7,11 @@ every field the pages read, found by the mutation run of annotation/services/qua
 """
 
 import pytest
+from django.urls import reverse
 
-from annotation.models import Enrolment, QualificationItem, Study, TrainingBatch
+from annotation.models import Enrolment, Membership, QualificationItem, Study, TrainingBatch
 from annotation.services import qualification
-from tests.factories import UserFactory, enrol
+from tests.factories import MembershipFactory, UserFactory, enrol
 from tests.training.helpers import answer_batch, labelled_study, unit_of
 
 pytestmark = pytest.mark.django_db
@@ -151,3 +152,32 @@ def test_the_leads_results_list_candidates_by_name_with_their_attempts_in_order(
     assert [row.user.username for row in rows] == ["q-amy", "q-zed"]
     assert [a.pk for a in rows[1].attempts] == [first.pk, second.pk]
     assert [row.qualified for row in rows] == [True, True]
+
+
+def test_an_item_deleted_in_the_admin_after_it_was_answered_leaves_the_other_answers_counted(
+    client,
+):
+    study, _ = labelled_study(qualification_pass_score=1.0)
+    keys = built_test(study)
+    candidate = enrol(study).user
+    attempt = take(study, candidate, keys, wrong={"p0", "p2"})
+    # The item the candidate saw first goes; its copy and the answer to it stay.
+    first = attempt.tasks.order_by("position").first()
+    gone = QualificationItem.objects.get(unit_id=first.unit_id)
+    kept = keys[next(unit_id for unit_id in keys if unit_id != first.unit_id)]
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    url = reverse("admin:annotation_qualificationitem_delete", args=[gone.pk])
+    assert client.post(url, {"post": "yes"}).status_code == 302
+    assert not QualificationItem.objects.filter(pk=gone.pk).exists()
+
+    client.force_login(MembershipFactory(workspace=study.workspace, role=Membership.Role.LEAD).user)
+    page = client.get(reverse("qualification-results", args=[study.token]))
+    rows = [
+        (keys[row.item.unit_id], row.answers, row.correct) for row in page.context["results"].items
+    ]
+    assert rows == [(kept, 1, 0)]
+    client.force_login(candidate)
+    page = client.get(reverse("training-result", args=[study.token, attempt.token]))
+    assert [m.difficulty for m in page.context["missed"]] == [
+        {"p0": "Boundary", "p2": "Easy"}[kept]
+    ]
