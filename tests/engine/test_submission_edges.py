@@ -181,3 +181,18 @@ def test_a_post_that_lost_the_race_under_another_key_is_told_duplicate_with_this
         "This answer was already saved.",
     )
     assert Label.objects.filter(assignment=a).count() == 1
+
+
+def test_a_late_answer_whose_slot_went_to_another_annotator_is_told_so_and_not_stored():
+    study = make_study(n_prompts=1, overlap=1, systems=("alpha",))
+    slow, fast = enrol(study).user, enrol(study).user
+    a = engine.next_assignment(slow, study)
+    later = timezone.now() + timedelta(seconds=study.lease_seconds + 1)
+    assert engine.next_assignment(fast, study, now=later).unit_id == a.unit_id
+    result = answer(slow, a)
+    assert (result.status, result.label, result.message) == (
+        "reassigned",
+        None,
+        "This item was reassigned after your time ran out; your answer was not needed.",
+    )
+    assert not Label.objects.exists()

@@ -80,6 +80,7 @@ def test_the_label_returned_is_the_label_stored():
     result = submit_label(
         annotator=user, assignment_token=a.token, data={"score": "4"}, idempotency_key=key
     )
+    assert (result.status, result.message) == ("stored", "Saved.")
     stored = Label.objects.get()
     returned = result.label
     assert (stored.score, stored.idempotency_key, stored.assignment_id) == (4.0, key, a.id)
