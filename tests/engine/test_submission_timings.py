@@ -107,6 +107,19 @@ def test_timings_that_are_no_object_are_refused_on_timings():
     assert not Label.objects.exists()
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="annotation/api.py _body drops timings that are no object, and the answer is stored"
+    " without them (200) instead of 400 naming timings, as submit_label refuses them",
+)
+@pytest.mark.parametrize("timings", [[1500], "1500", 1500])
+def test_timings_that_are_no_object_are_refused_on_timings_through_the_api(client, timings):
+    study = make_study(n_prompts=2)
+    a = next_task(client, study)
+    response = post(client, study, a, {"choice": "safe", "timings": timings})
+    assert refusal(response, a) == ("timings", "must be an object")
+
+
 def test_a_timing_of_another_name_is_refused_on_its_first_40_characters_with_the_known_ones(
     client,
 ):
