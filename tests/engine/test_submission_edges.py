@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Study, Unit
+from annotation.models import Assignment, Label, Study, Unit
 from annotation.schemes import AnswerError
 from annotation.services import assignment as engine
 from annotation.services import setup
@@ -139,3 +139,60 @@ def test_a_key_that_is_no_uuid_is_refused_on_its_field(key):
         "idempotency_key",
         "must be a UUID made when the task was shown",
     )
+
+
+def lost_the_race(a):
+    """The state a post finds when a parallel post of the same task stored its label between
+    this post's read of the lease and its insert: the lease still reads as open."""
+    Assignment.objects.filter(pk=a.pk).update(status=Assignment.Status.LEASED)
+
+
+def test_a_post_that_lost_the_race_to_its_own_retry_is_told_duplicate_with_the_first_label():
+    study = make_study(n_prompts=2, overlap=1, systems=("alpha",))
+    user = enrol(study).user
+    a = engine.next_assignment(user, study)
+    key = uuid.uuid4()
+    first = submit_label(
+        annotator=user, assignment_token=a.token, data={"choice": "safe"}, idempotency_key=key
+    )
+    lost_the_race(a)
+    again = submit_label(
+        annotator=user, assignment_token=a.token, data={"choice": "unsafe"}, idempotency_key=key
+    )
+    assert (again.status, again.label, again.message) == (
+        "duplicate",
+        first.label,
+        "This answer was already saved.",
+    )
+    assert Label.objects.get().choice == "safe"
+
+
+def test_a_post_that_lost_the_race_under_another_key_is_told_duplicate_with_this_tasks_label():
+    study = make_study(n_prompts=3, overlap=1, systems=("alpha",))
+    user = enrol(study).user
+    answer(user, engine.next_assignment(user, study))  # an earlier label of the annotator's
+    a = engine.next_assignment(user, study)
+    first = answer(user, a)
+    lost_the_race(a)
+    again = answer(user, a)
+    assert (again.status, again.label, again.message) == (
+        "duplicate",
+        first.label,
+        "This answer was already saved.",
+    )
+    assert Label.objects.filter(assignment=a).count() == 1
+
+
+def test_a_late_answer_whose_slot_went_to_another_annotator_is_told_so_and_not_stored():
+    study = make_study(n_prompts=1, overlap=1, systems=("alpha",))
+    slow, fast = enrol(study).user, enrol(study).user
+    a = engine.next_assignment(slow, study)
+    later = timezone.now() + timedelta(seconds=study.lease_seconds + 1)
+    assert engine.next_assignment(fast, study, now=later).unit_id == a.unit_id
+    result = answer(slow, a)
+    assert (result.status, result.label, result.message) == (
+        "reassigned",
+        None,
+        "This item was reassigned after your time ran out; your answer was not needed.",
+    )
+    assert not Label.objects.exists()
