@@ -529,7 +529,7 @@ def _body(request) -> tuple[dict, dict | None]:
             raise AnswerError("body", "must be a JSON object")
         timings = raw.pop("timings", None)
         data = {k: v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
-        return data, timings if isinstance(timings, dict) else None
+        return data, timings  # anything but an object is refused on `timings` (clean_timings)
     data = {k: request.POST.get(k) for k in request.POST}
     return data, None
 

@@ -105,10 +105,24 @@ def test_timings_sent_as_an_object_are_stored(client):
     assert label.value == {"choice": "safe"}
 
 
-@pytest.mark.parametrize("timings", ['"fast"', "[900]", "900", "null"])
-def test_timings_that_are_not_an_object_are_ignored(client, timings):
+@pytest.mark.parametrize("timings", ['"fast"', "[900]", "900"])
+def test_timings_that_are_not_an_object_are_refused_on_timings_and_nothing_is_stored(
+    client, timings
+):
     study, token = leased(client)
     response = post_raw(client, study, token, '{"choice": "safe", "timings": ' + timings + "}")
+    assert response.status_code == 400, response.content
+    assert response.json() == {
+        "status": "invalid",
+        "field": "timings",
+        "message": "must be an object",
+    }
+    assert not Label.objects.exists()
+
+
+def test_null_timings_are_no_timings(client):
+    study, token = leased(client)
+    response = post_raw(client, study, token, '{"choice": "safe", "timings": null}')
     assert response.status_code == 200, response.content
     label = Label.objects.get()
     assert label.duration_ms is None and label.value == {"choice": "safe"}

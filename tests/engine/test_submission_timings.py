@@ -107,11 +107,6 @@ def test_timings_that_are_no_object_are_refused_on_timings():
     assert not Label.objects.exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="annotation/api.py _body drops timings that are no object, and the answer is stored"
-    " without them (200) instead of 400 naming timings, as submit_label refuses them",
-)
 @pytest.mark.parametrize("timings", [[1500], "1500", 1500])
 def test_timings_that_are_no_object_are_refused_on_timings_through_the_api(client, timings):
     study = make_study(n_prompts=2)
