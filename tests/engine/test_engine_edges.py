@@ -1,22 +1,27 @@
 """The engine at its edges: which gold, attention or earlier label an injected position draws
 (every gold and attention unit is a possible first pick, drawn from the annotator's seed and the
-position; a label is repeatable from the first position its gap allows), and which leases the
-sweep reclaims (only those past their time).
+position; a label is repeatable from the first position its gap allows), which positions are
+injected (as the seeded draw says, never the first nor the last a quota allows), how a task is
+presented (as drawn, with its outputs' texts), where the walk resumes, the seed of an enrolment
+made without one, and which leases the sweep reclaims (only those past their time).
 
-Added after the mutation run of annotation/services/assignment.py (bench/MUTATION.md), where each
-of these could change without any test in the module's list noticing.
-"""
+Added after the mutation runs of annotation/services/assignment.py (bench/MUTATION.md), where each
+of these could change without any test in the module's list noticing."""
 
+import itertools
 from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.utils import timezone
 
-from annotation.models import Assignment, Unit
+from annotation import presentation
+from annotation.models import Assignment, Comparison, Unit, UnitOutput
+from annotation.presentation import SALT_ROLE, Member, uniform
 from annotation.schemes import AnswerError
 from annotation.services import assignment as engine
 from annotation.services import setup
+from tests.engine.test_next_and_submit import answer, label_all
 from tests.factories import enrol, make_study
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +119,138 @@ def test_a_skip_without_a_listed_reason_is_refused_on_the_reason_field():
         "_skip_reason",
         "choose why you skip this task",
     )
+
+
+@pytest.mark.parametrize(
+    "kind,systems,fields",
+    [
+        ("categorical", ("alpha",), {}),
+        ("pairwise", ("alpha", "beta"), {}),
+        (
+            "spa",
+            ("a", "b", "c"),
+            {"spa_exposure_m": 2, "spa_both_directions": True, "spa_fixed_sample": False},
+        ),
+    ],
+)
+def test_a_task_is_served_as_drawn_for_its_position_with_the_texts_of_its_outputs(
+    kind, systems, fields
+):
+    study = make_study(task_kind=kind, n_prompts=4, systems=systems, **fields)
+    # Comparisons asked in the lead's order (position), not in the order they were added.
+    for comparison, position in zip(
+        Comparison.objects.filter(study=study).order_by("id"), (2, 1), strict=False
+    ):
+        Comparison.objects.filter(pk=comparison.pk).update(position=position)
+    e = enrol(study)
+    for _ in range(2):  # two positions: a pair's sides are drawn per position
+        a = engine.next_assignment(e.user, study)
+        members = list(
+            UnitOutput.objects.filter(unit_id=a.unit_id)
+            .order_by("position")
+            .select_related("output__prompt")
+        )
+        comparisons = Comparison.objects.filter(study=study).order_by("position", "id")
+        drawn = presentation.draw(
+            Unit.objects.get(pk=a.unit_id).kind,
+            [Member(m.output_id, m.output.system_id, m.output.prompt_id) for m in members],
+            e.queue_seed,
+            a.position,
+            tuple(comparisons.values_list("id", "system_x_id", "system_y_id")),
+            both_directions=study.spa_both_directions,
+        )
+        assert a.presentation == drawn
+        assert Assignment.objects.get(pk=a.pk).presentation == drawn
+        assert a.texts == {
+            m.output_id: (
+                m.output.prompt_id,
+                m.output.prompt.text,
+                m.output.text,
+                m.output.system_id,
+            )
+            for m in members
+        }
+        engine.abandon(a)
+
+
+def test_an_enrolment_without_a_seed_gets_a_62_bit_seed_of_its_own():
+    study = make_study(n_prompts=3, systems=("alpha",))
+    seeds = []
+    for e in (enrol(study, queue_seed=0), enrol(study, queue_seed=0)):
+        assert engine.next_assignment(e.user, study) is not None
+        e.refresh_from_db()
+        assert 0 < e.queue_seed < 1 << 62
+        seeds.append(e.queue_seed)
+    assert seeds[0] != seeds[1]
+
+
+GOLD_RATE = 0.5
+
+
+def gold_heavy_study(**fields):
+    study = make_study(n_prompts=24, systems=("alpha",), gold_rate=GOLD_RATE, **fields)
+    for unit in Unit.objects.filter(study=study).order_by("id")[:12]:
+        setup.mark_gold(unit, {"choice": "safe"})
+    return study
+
+
+def drawn_gold(seed: int, position: int) -> bool:
+    return uniform(seed, position, SALT_ROLE) < GOLD_RATE
+
+
+# A seed whose draw says gold at positions 1, 2 and 3.
+GOLDEN_SEED = next(s for s in itertools.count(1) if all(drawn_gold(s, p) for p in (1, 2, 3)))
+
+
+def purposes(user, study, n: int = 20) -> list[str]:
+    return [a.purpose for a in label_all(user, study, limit=n)]
+
+
+def test_each_task_after_the_first_is_gold_exactly_when_its_seeded_draw_says_so():
+    study = gold_heavy_study()
+    user = enrol(study, queue_seed=GOLDEN_SEED).user
+    expected = ["production"] + [
+        "gold" if drawn_gold(GOLDEN_SEED, p) else "production" for p in range(2, 11)
+    ]
+    assert purposes(user, study, n=10) == expected
+
+
+def test_the_last_task_a_quota_allows_is_never_injected():
+    study = gold_heavy_study(quota_per_annotator=3)
+    user = enrol(study, queue_seed=GOLDEN_SEED).user
+    # Gold drawn at all three positions: the first is never injected, nor the last.
+    assert purposes(user, study) == ["production", "gold", "production"]
+
+
+def first_stretch(seed: int) -> int:
+    lo, hi = engine.segment(seed, 0, 0)
+    return hi - lo
+
+
+def test_the_walk_resumes_after_the_last_unit_served_and_comes_back_for_a_reopened_one():
+    study = make_study(n_prompts=4, systems=("alpha",), overlap=1)
+    wide = engine.BLOCK_SIZE // 4
+    seed = next(s for s in itertools.count(1) if first_stretch(s) > wide)
+    user = enrol(study, queue_seed=seed).user
+    entry, _ = engine.segment(seed, 0, 0)
+    units = list(Unit.objects.filter(study=study).order_by("id"))
+    for i, unit in enumerate(units, start=1):  # all in the first stretch of the walk, in order
+        Unit.objects.filter(pk=unit.pk).update(shuffle_key=entry + i * wide // 5)
+    now = timezone.now()
+    held = Assignment.objects.create(
+        study=study,
+        unit=units[0],
+        annotator=enrol(study).user,
+        purpose="production",
+        status="leased",
+        position=1,
+        leased_at=now,
+        expires_at=now + timedelta(minutes=30),
+    )
+    Unit.objects.filter(pk=units[0].pk).update(open_slots=0)
+    first = engine.next_assignment(user, study)
+    assert first.unit_id == units[1].pk
+    answer(user, first)
+    assert engine.abandon(held)  # the first unit is open again, behind the annotator's cursor
+    served = [a.unit_id for a in label_all(user, study)]
+    assert served == [units[2].pk, units[3].pk, units[0].pk]
