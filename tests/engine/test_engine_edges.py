@@ -206,13 +206,35 @@ def purposes(user, study, n: int = 20) -> list[str]:
     return [a.purpose for a in label_all(user, study, limit=n)]
 
 
-def test_each_task_after_the_first_is_gold_exactly_when_its_seeded_draw_says_so():
-    study = gold_heavy_study()
-    user = enrol(study, queue_seed=GOLDEN_SEED).user
-    expected = ["production"] + [
-        "gold" if drawn_gold(GOLDEN_SEED, p) else "production" for p in range(2, 11)
-    ]
-    assert purposes(user, study, n=10) == expected
+def test_each_task_after_the_first_is_what_its_seeded_draw_says_when_one_is_available():
+    rates = {"gold_rate": 0.2, "repeat_rate": 0.2, "attention_rate": 0.2}
+    study = make_study(
+        n_prompts=40, systems=("alpha",), repeat_min_gap_units=0, repeat_min_gap_minutes=0, **rates
+    )
+    units = list(Unit.objects.filter(study=study).order_by("id"))
+    for unit in units[:10]:
+        setup.mark_gold(unit, {"choice": "safe"})
+    for unit in units[10:20]:
+        setup.mark_gold(unit, {"choice": "safe"}, role=Unit.Role.ATTENTION)
+    # A seed whose first draw would inject.
+    seed = next(s for s in itertools.count(1) if uniform(s, 1, SALT_ROLE) < 0.6)
+    user = enrol(study, queue_seed=seed).user
+    expected, labels, repeats = [], 0, 0
+    for position in range(1, 16):
+        u = uniform(seed, position, SALT_ROLE)
+        if position == 1 or u >= 0.6:
+            purpose = "production"
+        elif u < 0.2:
+            purpose = "gold"
+        elif u < 0.4:  # a repeat needs a production label not repeated yet
+            purpose = "repeat" if labels > repeats else "production"
+        else:
+            purpose = "attention"
+        labels += purpose == "production"
+        repeats += purpose == "repeat"
+        expected.append(purpose)
+    assert {"gold", "repeat", "attention"} <= set(expected)
+    assert purposes(user, study, n=15) == expected
 
 
 def test_the_last_task_a_quota_allows_is_never_injected():
