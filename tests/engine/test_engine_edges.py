@@ -9,6 +9,7 @@ Added after the mutation runs of annotation/services/assignment.py (bench/MUTATI
 of these could change without any test in the module's list noticing."""
 
 import itertools
+import time
 from datetime import timedelta
 
 import pytest
@@ -276,3 +277,37 @@ def test_the_walk_resumes_after_the_last_unit_served_and_comes_back_for_a_reopen
     assert engine.abandon(held)  # the first unit is open again, behind the annotator's cursor
     served = [a.unit_id for a in label_all(user, study)]
     assert served == [units[2].pk, units[3].pk, units[0].pk]
+
+
+def test_a_claim_that_finds_nothing_reclaims_its_own_studys_expired_leases_and_serves_one(
+    monkeypatch,
+):
+    monkeypatch.setattr(engine, "_last_sweep", [time.monotonic()])  # between periodic sweeps
+    study = make_study(n_prompts=6, systems=("alpha",), overlap=2)
+    units = list(Unit.objects.filter(study=study).order_by("id"))
+    for i, unit in enumerate(units):  # one stretch of the ring, the held unit last
+        Unit.objects.filter(pk=unit.pk).update(shuffle_key=1000 + i)
+    held = units[-1]
+    past = timezone.now() - timedelta(minutes=1)
+    for _ in range(2):
+        Assignment.objects.create(
+            study=study,
+            unit=held,
+            annotator=enrol(study).user,
+            purpose="production",
+            status="leased",
+            position=1,
+            leased_at=past - timedelta(minutes=30),
+            expires_at=past,
+        )
+    Unit.objects.filter(pk=held.pk).update(open_slots=0)
+    user = enrol(study).user
+    served = {a.unit_id for a in label_all(user, study, limit=5)}
+    assert served == {u.pk for u in units[:-1]}
+    elsewhere = make_study(n_prompts=1, systems=("alpha",))
+    elsewheres = engine.next_assignment(enrol(elsewhere).user, elsewhere)
+    Assignment.objects.filter(pk=elsewheres.pk).update(expires_at=past)
+    # Nothing is open to them but the held unit, whose leases are past their time.
+    assert engine.next_assignment(user, study).unit_id == held.pk
+    elsewheres.refresh_from_db()
+    assert elsewheres.status == Assignment.Status.LEASED  # another study's lease waits its sweep
