@@ -245,20 +245,22 @@ def test_the_last_task_a_quota_allows_is_never_injected():
     assert purposes(user, study) == ["production", "gold", "production"]
 
 
-def first_stretch(seed: int) -> int:
-    lo, hi = engine.segment(seed, 0, 0)
-    return hi - lo
+def on_one_stretch(units, good_seed=lambda seed: True) -> int:
+    """Key the production units one after another at the start of the first stretch of an
+    annotator's walk, and return the seed of that walk (the first that `good_seed` accepts)."""
+    for seed in itertools.count(1):
+        entry, hi = engine.segment(seed, 0, 0)
+        if hi - entry > engine.BLOCK_SIZE // 4 and good_seed(seed):
+            break
+    for i, unit in enumerate(units, start=1):
+        Unit.objects.filter(pk=unit.pk).update(shuffle_key=entry + i)
+    return seed
 
 
 def test_the_walk_resumes_after_the_last_unit_served_and_comes_back_for_a_reopened_one():
     study = make_study(n_prompts=4, systems=("alpha",), overlap=1)
-    wide = engine.BLOCK_SIZE // 4
-    seed = next(s for s in itertools.count(1) if first_stretch(s) > wide)
-    user = enrol(study, queue_seed=seed).user
-    entry, _ = engine.segment(seed, 0, 0)
     units = list(Unit.objects.filter(study=study).order_by("id"))
-    for i, unit in enumerate(units, start=1):  # all in the first stretch of the walk, in order
-        Unit.objects.filter(pk=unit.pk).update(shuffle_key=entry + i * wide // 5)
+    user = enrol(study, queue_seed=on_one_stretch(units)).user
     now = timezone.now()
     held = Assignment.objects.create(
         study=study,
@@ -277,6 +279,16 @@ def test_the_walk_resumes_after_the_last_unit_served_and_comes_back_for_a_reopen
     assert engine.abandon(held)  # the first unit is open again, behind the annotator's cursor
     served = [a.unit_id for a in label_all(user, study)]
     assert served == [units[2].pk, units[3].pk, units[0].pk]
+
+
+def test_the_production_unit_an_injected_task_displaced_comes_next():
+    study = make_study(n_prompts=6, systems=("alpha",), gold_rate=0.5)
+    gold, *units = Unit.objects.filter(study=study).order_by("id")
+    setup.mark_gold(gold, {"choice": "safe"})
+    seed = on_one_stretch(units, good_seed=lambda seed: uniform(seed, 2, SALT_ROLE) < 0.5)
+    served = label_all(enrol(study, queue_seed=seed).user, study)
+    assert [a.purpose for a in served[:2]] == ["production", "gold"]
+    assert [a.unit_id for a in served if a.purpose == "production"] == [u.pk for u in units]
 
 
 def test_a_claim_that_finds_nothing_reclaims_its_own_studys_expired_leases_and_serves_one(
