@@ -10,6 +10,7 @@ of these could change without any test in the module's list noticing."""
 
 import itertools
 import time
+from collections import Counter
 from datetime import timedelta
 
 import pytest
@@ -257,14 +258,13 @@ def on_one_stretch(units, good_seed=lambda seed: True) -> int:
     return seed
 
 
-def test_the_walk_resumes_after_the_last_unit_served_and_comes_back_for_a_reopened_one():
-    study = make_study(n_prompts=4, systems=("alpha",), overlap=1)
-    units = list(Unit.objects.filter(study=study).order_by("id"))
-    user = enrol(study, queue_seed=on_one_stretch(units)).user
+def hold(study, unit) -> Assignment:
+    """Someone else's live lease on the unit's only slot."""
     now = timezone.now()
-    held = Assignment.objects.create(
+    Unit.objects.filter(pk=unit.pk).update(open_slots=0)
+    return Assignment.objects.create(
         study=study,
-        unit=units[0],
+        unit=unit,
         annotator=enrol(study).user,
         purpose="production",
         status="leased",
@@ -272,7 +272,13 @@ def test_the_walk_resumes_after_the_last_unit_served_and_comes_back_for_a_reopen
         leased_at=now,
         expires_at=now + timedelta(minutes=30),
     )
-    Unit.objects.filter(pk=units[0].pk).update(open_slots=0)
+
+
+def test_the_walk_resumes_after_the_last_unit_served_and_comes_back_for_a_reopened_one():
+    study = make_study(n_prompts=4, systems=("alpha",), overlap=1)
+    units = list(Unit.objects.filter(study=study).order_by("id"))
+    user = enrol(study, queue_seed=on_one_stretch(units)).user
+    held = hold(study, units[0])
     first = engine.next_assignment(user, study)
     assert first.unit_id == units[1].pk
     answer(user, first)
@@ -282,13 +288,80 @@ def test_the_walk_resumes_after_the_last_unit_served_and_comes_back_for_a_reopen
 
 
 def test_the_production_unit_an_injected_task_displaced_comes_next():
-    study = make_study(n_prompts=6, systems=("alpha",), gold_rate=0.5)
+    study = make_study(n_prompts=7, systems=("alpha",), gold_rate=0.5, overlap=1)
     gold, *units = Unit.objects.filter(study=study).order_by("id")
     setup.mark_gold(gold, {"choice": "safe"})
     seed = on_one_stretch(units, good_seed=lambda seed: uniform(seed, 2, SALT_ROLE) < 0.5)
-    served = label_all(enrol(study, queue_seed=seed).user, study)
-    assert [a.purpose for a in served[:2]] == ["production", "gold"]
-    assert [a.unit_id for a in served if a.purpose == "production"] == [u.pk for u in units]
+    user = enrol(study, queue_seed=seed).user
+    held = hold(study, units[0])
+    served = label_all(user, study, limit=2)
+    assert [(a.purpose, a.unit_id) for a in served] == [
+        ("production", units[1].pk),
+        ("gold", gold.pk),
+    ]
+    engine.abandon(held)  # open again, behind the unit the gold task displaced
+    served += label_all(user, study)
+    production = [a.unit_id for a in served if a.purpose == "production"]
+    assert production == [u.pk for u in units[1:]] + [units[0].pk]
+
+
+def test_the_walk_goes_stretch_by_stretch_and_on_into_the_next_pass():
+    def stretch(seed, walk_pass, step):
+        lo, hi = engine.segment(seed, walk_pass, step)
+        return lo if hi - lo > 100 else None
+
+    places = ((7, engine.SEGMENTS - 2), (7, engine.SEGMENTS - 1), (8, 0))
+    seed = next(s for s in itertools.count(1) if all(stretch(s, *p) for p in places))
+    study = make_study(n_prompts=3, systems=("alpha",))
+    units = list(Unit.objects.filter(study=study).order_by("id"))
+    for unit, place in zip(units, places, strict=True):
+        Unit.objects.filter(pk=unit.pk).update(shuffle_key=stretch(seed, *place) + 1)
+    e = enrol(study, queue_seed=seed, walk_pass=7, walk_step=engine.SEGMENTS - 2)
+    for unit, place in zip(units, places, strict=True):
+        assert answer(e.user, engine.next_assignment(e.user, study)).status == "stored"
+        e.refresh_from_db()
+        assert (e.walk_pass, e.walk_step) == place
+        assert (
+            Assignment.objects.get(annotator=e.user, position=e.positions_issued).unit_id == unit.pk
+        )
+
+
+def test_the_walks_fallback_jumps_to_a_point_drawn_per_annotator_pass_and_step():
+    study = make_study(n_prompts=8, systems=("alpha",))
+    units = set(Unit.objects.filter(study=study).values_list("id", flat=True))
+    for i, unit in enumerate(sorted(units)):  # evenly spread over the ring
+        Unit.objects.filter(pk=unit).update(shuffle_key=i * (1 << engine.KEY_BITS) // 8 + 12345)
+    user = enrol(study).user
+    cursor = connection.cursor()
+
+    def first_pick(seed, walk_pass, step):
+        walk = engine.Walk(seed, walk_pass, step, None)
+        return engine.pick_production(cursor, study.id, user.id, walk)[0]
+
+    for picks in (
+        Counter(first_pick(seed, 0, 0) for seed in range(200)),
+        Counter(first_pick(5, walk_pass, 0) for walk_pass in range(200)),
+        Counter(first_pick(5, 0, step) for step in range(200)),
+    ):
+        assert set(picks) == units and min(picks.values()) >= 8, picks
+
+
+def test_a_lease_served_is_the_stored_row_as_django_sees_it():
+    study = make_study(n_prompts=2, systems=("alpha",))
+    lease = engine.next_assignment(enrol(study).user, study)
+    lease.validate_unique()  # a new row would clash with itself on its token
+
+
+def test_the_periodic_sweep_expires_every_studys_leases_past_the_claims_time(monkeypatch):
+    monkeypatch.setattr(engine, "_last_sweep", [0.0])  # the sweep is due
+    elsewhere = make_study(n_prompts=2, systems=("alpha",))
+    elsewheres = engine.next_assignment(enrol(elsewhere).user, elsewhere)
+    monkeypatch.setattr(engine, "_last_sweep", [0.0])
+    study = make_study(n_prompts=2, systems=("alpha",))
+    later = elsewheres.expires_at + timedelta(seconds=1)
+    assert engine.next_assignment(enrol(study).user, study, now=later) is not None
+    elsewheres.refresh_from_db()
+    assert (elsewheres.status, elsewheres.closed_at) == (Assignment.Status.EXPIRED, later)
 
 
 def test_a_claim_that_finds_nothing_reclaims_its_own_studys_expired_leases_and_serves_one(
