@@ -14,7 +14,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection
 from django.utils import timezone
 
 from annotation import presentation
@@ -396,3 +396,28 @@ def test_a_claim_that_finds_nothing_reclaims_its_own_studys_expired_leases_and_s
     assert engine.next_assignment(user, study).unit_id == held.pk
     elsewheres.refresh_from_db()
     assert elsewheres.status == Assignment.Status.LEASED  # another study's lease waits its sweep
+
+
+def test_a_claim_that_lost_a_race_is_tried_again_three_times_in_all(monkeypatch):
+    """An IntegrityError only comes from a parallel request of the same annotator (PostgreSQL);
+    here the claim is made to lose that race."""
+    study = make_study(n_prompts=2, systems=("alpha",))
+    user = enrol(study).user
+    claim, calls = engine._claim, []
+
+    def losing(times):
+        def attempt(*args):
+            calls.append(1)
+            if len(calls) <= times:
+                raise IntegrityError("a parallel claim took it")
+            return claim(*args)
+
+        return attempt
+
+    monkeypatch.setattr(engine, "_claim", losing(1))
+    assert engine.next_assignment(user, study) is not None
+    calls.clear()
+    monkeypatch.setattr(engine, "_claim", losing(3))
+    with pytest.raises(IntegrityError):
+        engine.next_assignment(user, study)
+    assert len(calls) == 3
