@@ -249,10 +249,13 @@ def test_the_last_task_a_quota_allows_is_never_injected():
 def on_one_stretch(units, good_seed=lambda seed: True) -> int:
     """Key the production units one after another at the start of the first stretch of an
     annotator's walk, and return the seed of that walk (the first that `good_seed` accepts)."""
-    for seed in itertools.count(1):
+
+    def wide(seed):
         entry, hi = engine.segment(seed, 0, 0)
-        if hi - entry > engine.BLOCK_SIZE // 4 and good_seed(seed):
-            break
+        return hi - entry > engine.BLOCK_SIZE // 4
+
+    seed = next(s for s in range(1, 10_000) if wide(s) and good_seed(s))  # bounded: no hang
+    entry, _ = engine.segment(seed, 0, 0)
     for i, unit in enumerate(units, start=1):
         Unit.objects.filter(pk=unit.pk).update(shuffle_key=entry + i)
     return seed
@@ -311,7 +314,7 @@ def test_the_walk_goes_stretch_by_stretch_and_on_into_the_next_pass():
         return lo if hi - lo > 100 else None
 
     places = ((7, engine.SEGMENTS - 2), (7, engine.SEGMENTS - 1), (8, 0))
-    seed = next(s for s in itertools.count(1) if all(stretch(s, *p) for p in places))
+    seed = next(s for s in range(1, 10_000) if all(stretch(s, *p) for p in places))
     study = make_study(n_prompts=3, systems=("alpha",))
     units = list(Unit.objects.filter(study=study).order_by("id"))
     for unit, place in zip(units, places, strict=True):
