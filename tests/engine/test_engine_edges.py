@@ -236,7 +236,12 @@ def test_each_task_after_the_first_is_what_its_seeded_draw_says_when_one_is_avai
         repeats += purpose == "repeat"
         expected.append(purpose)
     assert {"gold", "repeat", "attention"} <= set(expected)
-    assert purposes(user, study, n=15) == expected
+    served = label_all(user, study, limit=15)
+    assert [a.purpose for a in served] == expected
+    # Each from its own pool: gold from the gold units, attention checks from theirs.
+    roles = dict(Unit.objects.filter(study=study).values_list("id", "role"))
+    pools = {"production": "production", "repeat": "production"}
+    assert [roles[a.unit_id] for a in served] == [pools.get(p, p) for p in expected]
 
 
 def test_the_last_task_a_quota_allows_is_never_injected():
