@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import api
-from annotation.models import Assignment, Enrolment, Label, Unit
+from annotation.models import Assignment, Enrolment, GuideVersion, Label, Unit
 from annotation.services import assignment as engine
 from annotation.services import setup
 from annotation.services.submission import submit_label
@@ -37,6 +37,20 @@ LEASE_FIELDS = [
 WALK_FIELDS = ["queue_seed", "positions_issued", "walk_pass", "walk_step", "walk_cursor"]
 
 
+SEED = 4242
+
+
+def lay_out_keys(study, layout):
+    """Production keys spread evenly over the ring, or all in the first segment of the walk of
+    an enrolment seeded SEED (so each claim's first probe finds a unit: the one-statement take)."""
+    units = list(Unit.objects.filter(study=study, role="production").order_by("id"))
+    lo, hi = (0, 1 << engine.KEY_BITS) if layout == "spread" else engine.segment(SEED, 0, 0)
+    gap = (hi - lo) // (len(units) + 1)
+    for i, unit in enumerate(units):
+        unit.shuffle_key = lo + (i + 1) * gap
+    Unit.objects.bulk_update(units, ["shuffle_key"])
+
+
 def work_study(kind, **fields):
     study = make_study(
         task_kind=kind,
@@ -51,6 +65,7 @@ def work_study(kind, **fields):
     answer = {"choice": "left"} if kind == "pairwise" else {"choice": "safe"}
     for unit in Unit.objects.filter(study=study).order_by("id")[:3]:
         setup.mark_gold(unit, answer)
+    GuideVersion.objects.create(study=study, number=1, body="v1")  # each lease names it
     return study, answer
 
 
@@ -67,6 +82,7 @@ def claims(study, user, answer, start, tasks=16):
         # What the claim returns is the lease as stored, with the texts of its presentation.
         assert [getattr(a, f) for f in LEASE_FIELDS] == [getattr(stored, f) for f in LEASE_FIELDS]
         assert a.texts == api.task_texts(a.presentation)
+        assert a.guide_version_id == study.guide_versions.get().id
         again = engine.next_assignment(user, study, now=now + timedelta(seconds=30))
         assert (again.pk, again.token, again.presentation) == (a.pk, a.token, a.presentation)
         walk = Enrolment.objects.filter(study=study, user=user).values(*WALK_FIELDS).get()
@@ -91,17 +107,27 @@ def claims(study, user, answer, start, tasks=16):
 
 @pytest.mark.postgres
 @pytest.mark.parametrize(
-    "kind, quota", [("categorical", None), ("pairwise", None), ("categorical", 30)]
+    "kind, quota, layout",
+    [
+        ("categorical", None, "walk"),
+        ("pairwise", None, "walk"),
+        ("categorical", None, "spread"),
+        ("pairwise", None, "spread"),
+        ("categorical", 30, "walk"),
+        ("categorical", 30, "spread"),
+    ],
 )
 def test_the_one_statement_claims_serve_and_store_what_the_python_path_does(
-    kind, quota, monkeypatch
+    kind, quota, layout, monkeypatch
 ):
     # On PostgreSQL a production position is taken by one statement (_ProductionClaim), an
     # injected one (gold, repeats) by a first probe that also looks for the open lease, and with
     # a quota the open lease is read first; the Python path (as on SQLite) must agree on every
-    # task, presentation, walk and slot.
+    # task, presentation, walk and slot. Keys on the walk: each first probe finds a unit (taken
+    # in the same statement); spread: most first probes find nothing (the later probes pick).
     study, answer = work_study(kind)
-    user = enrol(study, quota=quota).user
+    lay_out_keys(study, layout)
+    user = enrol(study, quota=quota, queue_seed=SEED).user
     start = timezone.now().replace(microsecond=0)
     monkeypatch.setattr(engine, "_maybe_reclaim_all", lambda now: None)
     runs = []
