@@ -28,12 +28,14 @@ def main():
     from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 
     from annotation import api
+    from annotation.lean import LeanWorkPath
     from bench.loop_data import annotators, bench_study, reset
 
     study = bench_study(args.units)
     reset(study)
     person = annotators(study, 1)[0]
     through_django = history.Annotator(WSGIHandler(), study, person)
+    lean = history.Annotator(LeanWorkPath(WSGIHandler()), study, person)
 
     def request(method, path, body=b"", headers=None):
         return WSGIRequest(through_django.environ(method, path, body, headers))
@@ -51,7 +53,7 @@ def main():
         posted = request("POST", f"{base}/submit/{token}", body, headers)
         assert json.loads(api.submit(posted, study.token, token).content)["status"] == "stored"
 
-    paths = {"handler": through_django.label, "direct": direct_label}
+    paths = {"handler": through_django.label, "lean": lean.label, "direct": direct_label}
     for label in paths.values():
         label()  # imports, first connection
     spent = {name: [] for name in paths}
