@@ -19,7 +19,8 @@ unexpired, unchanged since this process decoded it), so a signed-in annotator's 
 session from the cache; anything unexpected goes through Django's own session and sign-in.
 CSRF stays enforced on the POST (session cookies ride along on cross-site requests): clients
 send the `csrftoken` cookie's value in an `X-CSRFToken` header, as the workbench's htmx does.
-The hot path avoids serializers and model instances beyond the engine's own.
+The hot path avoids serializers and model instances beyond the engine's own. Under gunicorn the
+common requests skip Django's middleware chain too (annotation/lean.py), with the same answers.
 """
 
 import functools
@@ -579,10 +580,15 @@ def submit(request, token: str, assignment_token: str):
                 study=study,
             )
     except AnswerError as err:
-        return JsonResponse(
-            {"status": "invalid", "field": err.field, "message": err.message}, status=400
-        )
+        return invalid_response(err)
     return submit_response(result)
+
+
+def invalid_response(err: AnswerError) -> JsonResponse:
+    """The answer to a submit whose body or answer is refused: the field and why."""
+    return JsonResponse(
+        {"status": "invalid", "field": err.field, "message": err.message}, status=400
+    )
 
 
 def submit_response(result) -> JsonResponse:

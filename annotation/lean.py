@@ -137,7 +137,10 @@ class LeanWorkPath:
             data, timings, key = api._answer(request)
         except AnswerError:
             raise _Unserved from None  # who is asking is settled before the body
-        result = api._fast_submit(request, token, assignment_token, data, key, timings)
+        try:
+            result = api._fast_submit(request, token, assignment_token, data, key, timings)
+        except AnswerError as err:
+            return api.invalid_response(err)
         if result is None:
             raise _Unserved
         return api.submit_response(result)

@@ -3,9 +3,11 @@ against calling the work API's views directly on the same WSGIRequest, in proces
 
 The direct path skips the handler, the whole middleware stack (CSRF included), URL resolving and
 the request signals, so the difference is the most a lean request path for /api/work/ could save
-on the web side (issue 16). Blocks of labels alternate between the two paths, by one signed-in
-annotator on a bench study (bench/loop_data.py); it prints the median and minimum of the web
-(this thread) and PostgreSQL (this connection's backend) CPU per label. Not a product path.
+on the web side (issue 16); the lean path is the one gunicorn serves (annotation/lean.py: the
+same views' hot path with the host, CSRF, headers and signals kept). Blocks of labels alternate
+between the three paths, by one signed-in annotator on a bench study (bench/loop_data.py); it
+prints the median and minimum of the web (this thread) and PostgreSQL (this connection's
+backend) CPU per label.
 
     .venv/bin/python bench/handler.py [--units 20000] [--blocks 12] [--block 100]
 """
