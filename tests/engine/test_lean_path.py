@@ -23,6 +23,7 @@ from django.utils import timezone
 from annotation import api
 from annotation.lean import LeanWorkPath
 from annotation.models import Assignment, Label
+from annotation.services import setup
 from tests.factories import enrol, make_study
 
 pytestmark = pytest.mark.django_db
@@ -297,3 +298,41 @@ def test_on_any_database_the_wrapped_application_answers_as_django():
         status, _, body = annotator.submit(token)
         assert (status, json.loads(body)["status"]) == (200, "stored")
     assert Label.objects.filter(annotator=annotator.enrolment.user).count() == 3
+
+
+def test_gold_repeats_and_attention_checks_are_served_by_the_same_path_with_the_same_headers(
+    postgres,
+):
+    """A script that reads every header and who answered (a fallback to Django would show in
+    timing) learns nothing of the task's purpose: every task after the first request is lean."""
+    study = make_study(
+        n_prompts=30,
+        overlap=1,
+        gold_rate=0.2,
+        repeat_rate=0.2,
+        attention_rate=0.1,
+        repeat_min_gap_units=2,
+        repeat_min_gap_minutes=0,
+    )
+    units = list(study.units.order_by("id"))
+    for unit in units[:4]:
+        setup.mark_gold(unit, {"choice": "safe"})
+    setup.mark_gold(units[4], {"choice": "safe"}, role="attention")
+    server = Server()
+    annotator = Annotator(server, study)
+    seen = {}
+    for _ in range(40):
+        status, headers, body = annotator.next()
+        token = json.loads(body)["token"]
+        if token is None:
+            break
+        purpose = Assignment.objects.get(token=token).purpose
+        seen.setdefault(purpose, set()).add(tuple(sorted(name for name, _ in headers)))
+        status, headers, _ = annotator.submit(token)
+        seen.setdefault(f"submit of {purpose}", set()).add(tuple(sorted(n for n, _ in headers)))
+    assert {"production", "gold", "repeat", "attention"} <= seen.keys()
+    assert (
+        len({names for key, group in seen.items() if "submit" not in key for names in group}) == 1
+    )
+    assert len({names for key, group in seen.items() if "submit" in key for names in group}) == 1
+    assert server.django_served == [f"{annotator.base}/next"]
