@@ -19,7 +19,8 @@ unexpired, unchanged since this process decoded it), so a signed-in annotator's 
 session from the cache; anything unexpected goes through Django's own session and sign-in.
 CSRF stays enforced on the POST (session cookies ride along on cross-site requests): clients
 send the `csrftoken` cookie's value in an `X-CSRFToken` header, as the workbench's htmx does.
-The hot path avoids serializers and model instances beyond the engine's own.
+The hot path avoids serializers and model instances beyond the engine's own. Under gunicorn the
+common requests skip Django's middleware chain too (annotation/lean.py), with the same answers.
 """
 
 import functools
@@ -174,17 +175,26 @@ _SIGN_INS: dict[str, _SignIn] = {}
 _SIGN_INS_MAX = 10_000
 
 
+def known_sign_in(request) -> _SignIn | None:
+    """The sign-in this process last decoded from the request's session row, if any (the hot
+    statements check that the row still holds it)."""
+    if settings.SESSION_ENGINE not in _DB_SESSION_ENGINES:
+        return None
+    key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    return _SIGN_INS.get(key) if key else None
+
+
 def _hot_sign_in(request) -> _SignIn | None:
     """The sign-in for the hot statements, which check the session's row: from this process's
     memory when it decoded that session before, else from request.session. None when unsure."""
+    known = known_sign_in(request)
+    if known is not None:
+        return known
     if settings.SESSION_ENGINE not in _DB_SESSION_ENGINES:
         return None
     key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
     if not key:
         return None
-    known = _SIGN_INS.get(key)
-    if known is not None:
-        return known
     signed = _session_sign_in(request)
     return None if signed is None else _SignIn(key, *signed)
 
@@ -503,6 +513,11 @@ def next_task(request, token: str):
         assignment = engine.next_assignment(user, study)
     else:
         user, study, assignment = found
+    return next_response(user, study, assignment)
+
+
+def next_response(user, study: Study, assignment) -> JsonResponse:
+    """The answer to `next`: the task leased, or why there is none."""
     if assignment is None:
         state = engine.work_state(user, study)
         return JsonResponse(
@@ -565,9 +580,19 @@ def submit(request, token: str, assignment_token: str):
                 study=study,
             )
     except AnswerError as err:
-        return JsonResponse(
-            {"status": "invalid", "field": err.field, "message": err.message}, status=400
-        )
+        return invalid_response(err)
+    return submit_response(result)
+
+
+def invalid_response(err: AnswerError) -> JsonResponse:
+    """The answer to a submit whose body or answer is refused: the field and why."""
+    return JsonResponse(
+        {"status": "invalid", "field": err.field, "message": err.message}, status=400
+    )
+
+
+def submit_response(result) -> JsonResponse:
+    """The answer to `submit`: what became of the label (submission.SubmitResult)."""
     return JsonResponse(
         {"status": result.status, "message": result.message},
         status=SUBMIT_HTTP_STATUS[result.status],

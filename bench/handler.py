@@ -3,9 +3,11 @@ against calling the work API's views directly on the same WSGIRequest, in proces
 
 The direct path skips the handler, the whole middleware stack (CSRF included), URL resolving and
 the request signals, so the difference is the most a lean request path for /api/work/ could save
-on the web side (issue 16). Blocks of labels alternate between the two paths, by one signed-in
-annotator on a bench study (bench/loop_data.py); it prints the median and minimum of the web
-(this thread) and PostgreSQL (this connection's backend) CPU per label. Not a product path.
+on the web side (issue 16); the lean path is the one gunicorn serves (annotation/lean.py: the
+same views' hot path with the host, CSRF, headers and signals kept). Blocks of labels alternate
+between the three paths, by one signed-in annotator on a bench study (bench/loop_data.py); it
+prints the median and minimum of the web (this thread) and PostgreSQL (this connection's
+backend) CPU per label.
 
     .venv/bin/python bench/handler.py [--units 20000] [--blocks 12] [--block 100]
 """
@@ -28,12 +30,14 @@ def main():
     from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 
     from annotation import api
+    from annotation.lean import LeanWorkPath
     from bench.loop_data import annotators, bench_study, reset
 
     study = bench_study(args.units)
     reset(study)
     person = annotators(study, 1)[0]
     through_django = history.Annotator(WSGIHandler(), study, person)
+    lean = history.Annotator(LeanWorkPath(WSGIHandler()), study, person)
 
     def request(method, path, body=b"", headers=None):
         return WSGIRequest(through_django.environ(method, path, body, headers))
@@ -51,7 +55,7 @@ def main():
         posted = request("POST", f"{base}/submit/{token}", body, headers)
         assert json.loads(api.submit(posted, study.token, token).content)["status"] == "stored"
 
-    paths = {"handler": through_django.label, "direct": direct_label}
+    paths = {"handler": through_django.label, "lean": lean.label, "direct": direct_label}
     for label in paths.values():
         label()  # imports, first connection
     spent = {name: [] for name in paths}
