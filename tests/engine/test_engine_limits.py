@@ -152,9 +152,9 @@ def test_annotators_with_one_sparse_history_draw_their_repeats_by_their_own_seed
     )
     cursor = connection.cursor()
     draws = Counter(
-        engine.repeatable(cursor, study, user.id, seed, 1500, now)[0] for seed in range(2000)
+        engine.repeatable(cursor, study, user.id, seed, 1500, now)[0] for seed in range(1000)
     )
-    assert ran.count(engine._REPEATABLE_SQL) > 1800  # the fallback made most draws
+    assert ran.count(engine._REPEATABLE_SQL) > 900  # the fallback made most draws
     observed = [draws[a.id] for a in made]
-    assert sum(observed) == 2000
+    assert sum(observed) == 1000
     assert stats.chisquare(observed).pvalue > 0.001, observed
