@@ -164,10 +164,6 @@ def test_skipping_a_lapsed_task_while_its_late_answer_is_stored_keeps_the_answer
     assert_invariants(a.study)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="skip's expired branch answers 'skipped' even when its UPDATE matched nothing",
-)
 def test_skipping_a_lapsed_task_whose_late_answer_was_stored_meanwhile_says_gone():
     # skip's docstring: "gone" when the task was answered meanwhile; the workbench then says
     # "That task was already answered ..., so it was not skipped", not "Skipped".
