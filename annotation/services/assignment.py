@@ -948,10 +948,10 @@ def skip(annotator, study: Study, assignment_token: str, reason: str) -> str:
     if assignment is None:
         return "not_found"
     if assignment.status == Assignment.Status.EXPIRED:
-        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.EXPIRED).update(
-            status=ABANDONED, skip_reason=reason
-        )
-        return "skipped"
+        changed = Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.Status.EXPIRED
+        ).update(status=ABANDONED, skip_reason=reason)
+        return "skipped" if changed else "gone"  # a late answer took it back meanwhile
     return "skipped" if abandon(assignment, reason) else "gone"
 
 
