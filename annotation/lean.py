@@ -16,7 +16,8 @@ every rule that still applies:
 Everything else goes to Django's full handler, which answers as it always has: any other path or
 method, a session this process has not yet read through Django (the first request of a sign-in),
 a host not allowed, plain HTTP where HTTPS is required, a CSRF token missing or wrong, a body that
-is not a JSON object, `SESSION_SAVE_EVERY_REQUEST`, and any request the hot statements are unsure
+is not a JSON object, settings that need the session on every request (`SESSION_SAVE_EVERY_REQUEST`,
+`CSRF_USE_SESSIONS`) or a user-agent check, and any request the hot statements are unsure
 of (signed out, not enrolled, another backend, not PostgreSQL). So an answer never depends on which
 path served it (tests/engine/test_lean_path.py compares the two, header by header).
 """
@@ -96,7 +97,11 @@ class LeanWorkPath:
             route = "submit"
         else:
             raise _Unserved
-        if settings.SESSION_SAVE_EVERY_REQUEST or settings.DISALLOWED_USER_AGENTS:
+        if (
+            settings.SESSION_SAVE_EVERY_REQUEST
+            or settings.CSRF_USE_SESSIONS  # the CSRF check would read the session
+            or settings.DISALLOWED_USER_AGENTS
+        ):
             raise _Unserved
         if api.known_sign_in(request) is None:
             raise _Unserved  # the first request of a session reads it through Django

@@ -336,3 +336,25 @@ def test_gold_repeats_and_attention_checks_are_served_by_the_same_path_with_the_
     )
     assert len({names for key, group in seen.items() if "submit" in key for names in group}) == 1
     assert server.django_served == [f"{annotator.base}/next"]
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"SESSION_SAVE_EVERY_REQUEST": True},
+        {"CSRF_USE_SESSIONS": True},
+        {"DISALLOWED_USER_AGENTS": [r"^nobody$"]},
+    ],
+)
+def test_settings_that_need_the_whole_stack_send_every_request_to_django(postgres, setting):
+    server, study = Server(), make_study(n_prompts=4)
+    annotator = Annotator(server, study)
+    token = json.loads(annotator.next()[2])["token"]
+    with override_settings(**setting):
+        annotator.next()
+        annotator.submit(token)
+    assert server.django_served == [
+        f"{annotator.base}/next",
+        f"{annotator.base}/next",
+        f"{annotator.base}/submit/{token}",
+    ]
