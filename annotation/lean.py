@@ -22,6 +22,7 @@ of (signed out, not enrolled, another backend, not PostgreSQL). So an answer nev
 path served it (tests/engine/test_lean_path.py compares the two, header by header).
 """
 
+import functools
 import io
 import re
 
@@ -92,9 +93,11 @@ class LeanWorkPath:
         """The response to a lean request; raises _Unserved when Django must answer."""
         path = request.path_info
         if request.method == "GET" and (match := _NEXT.match(path)):
-            route = "next"
+            answer = functools.partial(self.next, request, match["token"])
         elif request.method == "POST" and (match := _SUBMIT.match(path)):
-            route = "submit"
+            answer = functools.partial(
+                self.submit, request, match["token"], match["assignment_token"]
+            )
         else:
             raise _Unserved
         if (
@@ -112,10 +115,8 @@ class LeanWorkPath:
         if self.security.process_request(request) is not None:
             raise _Unserved  # the HTTPS redirect
         try:
-            if route == "next":
-                response = self.next(request, match["token"])
-            else:
-                response = self.submit(request, match["token"], match["assignment_token"])
+            response = answer()
+            patch_vary_headers(response, ("Cookie",))  # api._per_session
         except _Unserved:
             raise
         except Exception as exc:  # noqa: BLE001 - answered as Django's handler answers it
@@ -134,10 +135,11 @@ class LeanWorkPath:
         except RequestDataTooBig:
             raise _Unserved from None
         self.csrf.process_request(request)
+        # Refused: Django refuses it again, with its failure view. (A malformed cookie is replaced
+        # by a new secret, which no posted token matches: it is refused here too, so no accepted
+        # request has a cookie to set.)
         if self.csrf.process_view(request, api.submit, (token, assignment_token), {}) is not None:
-            raise _Unserved  # refused: Django refuses it again, with its failure view
-        if request.META.get("CSRF_COOKIE_NEEDS_UPDATE"):
-            raise _Unserved  # the cookie is to be set anew, which Django's middleware does
+            raise _Unserved
         try:
             data, timings, key = api._answer(request)
         except AnswerError:
@@ -152,9 +154,7 @@ class LeanWorkPath:
 
     def finish(self, request, response):
         """The headers the middleware stack would add, innermost first."""
-        patch_vary_headers(response, ("Cookie",))  # api._per_session
         response = self.frame.process_response(request, response)
-        if not response.streaming and not response.has_header("Content-Length"):
-            response.headers["Content-Length"] = str(len(response.content))  # CommonMiddleware
+        response.headers["Content-Length"] = str(len(response.content))  # CommonMiddleware's
         response.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
         return self.security.process_response(request, response)

@@ -14,7 +14,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.sessions.models import Session
 from django.core import signals
-from django.core.handlers.wsgi import WSGIHandler
+from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.db import close_old_connections, connection
 from django.test import Client
 from django.test.utils import override_settings
@@ -358,3 +358,93 @@ def test_settings_that_need_the_whole_stack_send_every_request_to_django(postgre
         f"{annotator.base}/next",
         f"{annotator.base}/submit/{token}",
     ]
+
+
+def test_a_request_without_a_path_is_answered_by_django():
+    server, study = Server(), make_study(n_prompts=2)
+    annotator = Annotator(server, study)
+    environ = annotator.environ("GET", "")
+    del environ["PATH_INFO"]  # PEP 3333: may be absent for the application's root
+    lean = server.call(server.lean, environ)
+    del environ["PATH_INFO"]
+    django = server.call(server.django, environ)
+    assert lean[0] == django[0] and headers_of(lean[1]) == headers_of(django[1])
+    assert server.django_served == ["/", "/"]
+
+
+def test_the_request_signals_and_closers_run_as_under_django(postgres, monkeypatch):
+    server, study = Server(), make_study(n_prompts=4)
+    annotator = Annotator(server, study)
+    annotator.next()
+    sent, closed = [], []
+
+    def started(sender, environ, **kwargs):
+        sent.append(("started", sender, environ["PATH_INFO"]))
+
+    def finished(sender, **kwargs):
+        sent.append(("finished", sender))
+
+    original_close = WSGIRequest.close
+    monkeypatch.setattr(WSGIRequest, "close", lambda r: (closed.append(r.path), original_close(r)))
+    signals.request_started.connect(started)
+    signals.request_finished.connect(finished)
+    try:
+        annotator.next()
+    finally:
+        signals.request_started.disconnect(started)
+        signals.request_finished.disconnect(finished)
+    assert len(server.django_served) == 1  # the second was lean
+    path = f"{annotator.base}/next"
+    assert sent == [("started", WSGIHandler, path), ("finished", WSGIHandler)]
+    assert closed == [path]
+
+
+def test_refusals_are_logged_as_django_logs_them(postgres, caplog):
+    server, study = Server(), make_study(n_prompts=4)
+    annotator = Annotator(server, study)
+    token = json.loads(annotator.next()[2])["token"]
+    logged = {}
+    for app in ("lean", "django"):
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="django.request"):
+            status, _, _ = annotator.submit(token, {"choice": "not-in-the-scheme"}, app=app)
+        assert status == 400
+        logged[app] = [
+            (r.levelname, r.getMessage(), r.status_code, r.request.path) for r in caplog.records
+        ]
+    path = f"{annotator.base}/submit/{token}"
+    assert logged["lean"] == logged["django"] == [("WARNING", f"Bad Request: {path}", 400, path)]
+    assert server.django_served == [f"{annotator.base}/next", path]  # the second refusal
+
+
+def test_an_error_inside_the_lean_path_is_the_500_django_gives(postgres, monkeypatch, caplog):
+    server, study = Server(), make_study(n_prompts=4)
+    first, second = Annotator(server, study), Annotator(server, study)
+    first.next(), second.next()
+
+    def broken(request, token):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(api, "_fast_next", broken)
+    answers = {}
+    for app, annotator in (("lean", first), ("django", second)):
+        caplog.clear()
+        with caplog.at_level("ERROR", logger="django.request"):
+            answers[app] = annotator.next(app=app)
+        record = caplog.records[-1]
+        assert record.getMessage() == f"Internal Server Error: {annotator.base}/next"
+        assert record.exc_info[0] is RuntimeError and record.request.path.endswith("/next")
+    assert answers["lean"][0] == answers["django"][0] == 500
+    assert answers["lean"][2] == answers["django"][2]
+    assert headers_of(answers["lean"][1]) == headers_of(answers["django"][1])
+
+
+def test_a_malformed_csrf_cookie_is_refused_by_django(postgres):
+    server, study = Server(), make_study(n_prompts=4)
+    annotator = Annotator(server, study)
+    token = json.loads(annotator.next()[2])["token"]
+    annotator.csrf = "not-a-token!"  # cookie and header alike
+    status, _, body = annotator.submit(token)
+    assert status == 403 and b"CSRF" in body
+    assert server.django_served[-1] == f"{annotator.base}/submit/{token}"
+    assert not Label.objects.exists()
