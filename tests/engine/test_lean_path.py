@@ -448,3 +448,31 @@ def test_a_malformed_csrf_cookie_is_refused_by_django(postgres):
     assert status == 403 and b"CSRF" in body
     assert server.django_served[-1] == f"{annotator.base}/submit/{token}"
     assert not Label.objects.exists()
+
+
+def test_a_cookie_set_on_an_answer_reaches_the_browser_as_under_django(postgres, monkeypatch):
+    """No work answer sets a cookie today; one that did must not be lost on the lean path."""
+    server, study = Server(), make_study(n_prompts=4)
+    first, second = Annotator(server, study), Annotator(server, study)
+    first.next(), second.next()
+    answer = api.next_response
+
+    def with_cookie(*args):
+        response = answer(*args)
+        response.set_cookie("seen", "1", max_age=60, samesite="Lax")
+        return response
+
+    monkeypatch.setattr(api, "next_response", with_cookie)
+    lean, django = first.next(), second.next(app="django")
+    assert len(server.django_served) == 3  # the first next of each, and the Django call
+    cookies = {
+        app: [(name, value) for name, value in headers if name.lower() == "set-cookie"]
+        for app, (_, headers, _) in (("lean", lean), ("django", django))
+    }
+    assert len(cookies["lean"]) == 1 and cookies["lean"][0][1].startswith(" seen=1;")
+    assert [(n, v.split("expires=")[0]) for n, v in cookies["lean"]] == [
+        (n, v.split("expires=")[0]) for n, v in cookies["django"]
+    ]
+    assert headers_of(lean[1], without=("Content-Length", "Set-Cookie")) == headers_of(
+        django[1], without=("Content-Length", "Set-Cookie")
+    )
