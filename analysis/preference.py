@@ -404,6 +404,7 @@ def _bt_fit(design, counts, n_sys, max_iter=200, tol=1e-10):
     ones[:n_sys] = 1.0
     obj, ll, lin, lse, total = _bt_objective(design, counts, x, n_sys)
     converged = np.zeros(n_b, dtype=bool)
+    stuck = np.zeros(n_b, dtype=bool)  # a singular Hessian: running off to infinity
     for _ in range(max_iter):  # Newton iterations, vectorised over the replicates
         prob = np.exp(lin - lse[..., None])
         resid = counts - total[..., None] * prob
@@ -414,8 +415,9 @@ def _bt_fit(design, counts, n_sys, max_iter=200, tol=1e-10):
         )
         hess = np.einsum("pcq,bpcd,pdr->bqr", design, weighted, design) + np.outer(ones, ones)
         hess += 1e-12 * np.eye(n_par)
-        step = np.linalg.solve(hess, grad[..., None])[..., 0]
-        step[converged] = 0.0
+        step, singular = _newton_steps(hess, grad)
+        stuck |= singular
+        step[converged | stuck] = 0.0
         scale = np.ones(n_b)
         for _ in range(30):  # backtracking: halve where the objective did not improve
             new_x = x + scale[:, None] * step
@@ -426,10 +428,30 @@ def _bt_fit(design, counts, n_sys, max_iter=200, tol=1e-10):
             scale[worse] *= 0.5
         x = new_x
         obj, ll, lin, lse, total = new
-        converged |= np.max(np.abs(scale[:, None] * step), axis=1) < tol
-        if converged.all():
+        converged |= (np.max(np.abs(scale[:, None] * step), axis=1) < tol) & ~stuck
+        if (converged | stuck).all():
             break
     return x, ll, converged
+
+
+def _newton_steps(hess, grad):
+    """Solve hess @ step = grad per replicate, and which replicates' Hessians are singular.
+
+    A fit running off to infinity (no finite MLE) can drive its probabilities to exactly 0 or 1,
+    and with them a direction's curvature to 0 in floating point: that replicate gets no step
+    and is not converged, and the others go on as they would alone.
+    """
+    singular = np.zeros(grad.shape[0], dtype=bool)
+    try:
+        return np.linalg.solve(hess, grad[..., None])[..., 0], singular
+    except np.linalg.LinAlgError:
+        steps = np.zeros_like(grad)
+        for i in range(grad.shape[0]):
+            try:
+                steps[i] = np.linalg.solve(hess[i], grad[i])
+            except np.linalg.LinAlgError:
+                singular[i] = True
+        return steps, singular
 
 
 def _strongly_connected(wins: np.ndarray) -> np.ndarray:
@@ -466,8 +488,9 @@ def bradley_terry(
     (n_boot resamples with replacement, numpy default_rng(seed)); a resample whose comparison
     digraph is not strongly connected has no finite MLE and is left out (`n_boot_used`), as is
     one whose fit does not converge. If the data themselves fail that condition (a system that
-    never wins, or never loses, counting ties both ways), or, with ties="davidson", a system
-    ties and loses but never wins, the strengths are NaN with a reason. Position bias per rater:
+    never wins, or never loses, counting ties both ways), or, with ties="davidson", the fit does
+    not converge (mostly a system that ties and loses but never wins), the strengths are NaN with
+    a reason. Position bias per rater:
     share of "left" among the rater's non-tie judgments with an exact two-sided binomial test
     against 0.5 (ties excluded). `items` are the prompts judged; they are counted only.
     """
@@ -541,8 +564,9 @@ def bradley_terry(
 
     # Newton on this concave objective converges in a few steps where a finite MLE exists; a fit
     # that does not is running off to infinity. The half model's condition above is necessary
-    # for Davidson but not sufficient: a system with ties and losses but no win has no finite
-    # estimate there (its strength falls as nu grows without bound).
+    # for Davidson but not sufficient: a system with ties and losses but no win mostly has no
+    # finite estimate there (its strength falls as nu grows without bound), though one that ties
+    # a rival who ties everyone can have one.
     usable = exists & converged
     params[~usable] = np.nan
     ll[~usable] = np.nan
@@ -551,7 +575,7 @@ def bradley_terry(
     if exists[0] and not converged[0]:
         reason = (
             "no finite MLE: the fit does not converge (with ties='davidson', a system that "
-            "ties and loses but never wins has none)"
+            "ties and loses but never wins mostly has none)"
         )
     if not exists[0]:
         graph = csr_matrix(wins[0] > 0)
