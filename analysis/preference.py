@@ -417,7 +417,7 @@ def _bt_fit(design, counts, n_sys, max_iter=200, tol=1e-10):
         hess += 1e-12 * np.eye(n_par)
         step, singular = _newton_steps(hess, grad)
         stuck |= singular
-        step[converged | stuck] = 0.0
+        step[converged] = 0.0  # a stuck replicate's step is already 0
         scale = np.ones(n_b)
         for _ in range(30):  # backtracking: halve where the objective did not improve
             new_x = x + scale[:, None] * step

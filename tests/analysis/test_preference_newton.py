@@ -58,29 +58,39 @@ def test_a_chain_of_ten_systems_compared_only_with_their_neighbours_has_its_clos
     np.testing.assert_allclose([r.strengths[s] for s in names], expected, atol=1e-9)
 
 
-# "a" never wins, yet the MLE is finite: it ties "b" and "d", and "d" only ties. Newton's first
-# full step from zero lowers the likelihood here; without halving it, the fit runs off.
-OVERSHOOT = {
-    ("a", "b"): (0, 0, 1),
-    ("a", "c"): (0, 1375, 3),
-    ("a", "d"): (0, 0, 2),
-    ("b", "c"): (71, 0, 11),
-    ("c", "d"): (0, 0, 389),
-}
+# "a" never wins, yet the MLE is finite: it ties "b" and "d", and "d" only ties. Newton's full
+# step from zero lowers the likelihood here and there (by a fraction of it, by many times it); the
+# step is halved until it does not, once or several times; without that, the fit runs off.
+def overshoot(a_c, a_d, b_c, c_d):
+    return {
+        ("a", "b"): (0, 0, 1),
+        ("a", "c"): a_c,
+        ("a", "d"): (0, 0, a_d),
+        ("b", "c"): b_c,
+        ("c", "d"): (0, 0, c_d),
+    }
 
 
-def test_a_davidson_fit_whose_full_newton_step_overshoots_still_reaches_the_mle():
-    r = pf.bradley_terry(*judgments(OVERSHOOT), ties="davidson", n_boot=0)
+OVERSHOOTS = [
+    overshoot((0, 1375, 3), 2, (71, 0, 11), 389),  # halved once
+    overshoot((0, 1279, 3), 5, (84, 0, 2), 892),  # halved three times in one step
+    overshoot((0, 12441, 2), 2, (49, 0, 12), 74),  # a step 10 % worse than where it started
+]
+
+
+@pytest.mark.parametrize("spec", OVERSHOOTS)
+def test_a_davidson_fit_whose_full_newton_step_overshoots_still_reaches_the_mle(spec):
+    r = pf.bradley_terry(*judgments(spec), ties="davidson", n_boot=0)
     assert r.converged and r.reason == NO_CI
     theta, log_nu = r.strengths, np.log(r.tie_parameter)
     assert r.log_likelihood == pytest.approx(
-        davidson_log_likelihood(OVERSHOOT, theta, log_nu), rel=1e-10
+        davidson_log_likelihood(spec, theta, log_nu), rel=1e-10
     )
     # scipy from zero, on the log-likelihood written out above: no higher, and at the same point
     systems = ["a", "b", "c", "d"]
 
     def negative(v):
-        return -davidson_log_likelihood(OVERSHOOT, dict(zip(systems, v[:4], strict=True)), v[4])
+        return -davidson_log_likelihood(spec, dict(zip(systems, v[:4], strict=True)), v[4])
 
     ref = minimize(negative, np.zeros(5), method="BFGS", options={"gtol": 1e-10})
     assert r.log_likelihood >= -ref.fun - 1e-9
@@ -112,3 +122,19 @@ def test_a_replicate_whose_hessian_turns_singular_leaves_the_others_as_they_woul
     assert converged.tolist() == [True, False, True] and alone_converged.tolist() == [True]
     np.testing.assert_allclose(x[[0, 2]], alone_x[[0, 0]], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(ll[[0, 2]], alone_ll[[0, 0]], rtol=1e-12)
+
+
+def test_newton_steps_are_solved_per_replicate_and_a_singular_one_gets_none():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(3, 4, 4))
+    hess = a @ a.transpose(0, 2, 1) + np.eye(4)
+    grad = rng.normal(size=(3, 4))
+    alone = np.stack([np.linalg.solve(hess[i], grad[i]) for i in range(3)])
+    steps, singular = pf._newton_steps(hess, grad)
+    np.testing.assert_allclose(steps, alone, rtol=1e-12)
+    assert singular.tolist() == [False, False, False]
+    hess[1] = 0.0
+    steps, singular = pf._newton_steps(hess, grad)
+    assert singular.tolist() == [False, True, False]
+    np.testing.assert_allclose(steps[[0, 2]], alone[[0, 2]], rtol=1e-12)
+    assert steps[1].tolist() == [0.0] * 4
