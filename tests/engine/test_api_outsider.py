@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Assignment, Label
+from annotation.services import people
 from tests.factories import UserFactory, enrol, make_study
 
 pytestmark = pytest.mark.django_db
@@ -47,6 +48,23 @@ def test_a_signed_in_outsider_gets_404_from_next_in_a_study_others_work_in():
     assert not Assignment.objects.filter(annotator=outsider, study=study).exists()
 
 
+def test_a_colleague_in_the_same_workspace_gets_404_from_next_in_a_study_they_are_not_enrolled_in():
+    # The workspace membership check passes for a colleague; only the enrolment stands between
+    # them and the study, so an enrolment check not tied to the signed-in user lets them in.
+    study = make_study(n_prompts=3)
+    insider = enrol(study)
+    assert (
+        _signed_in(insider.user).get(reverse("api-work-next", args=[study.token])).json()["token"]
+    )
+    sibling = make_study(n_prompts=1, workspace=study.workspace)
+    colleague = enrol(sibling).user  # a member of the workspace, enrolled in the sibling only
+
+    response = _signed_in(colleague).get(reverse("api-work-next", args=[study.token]))
+
+    assert response.status_code == 404
+    assert not Assignment.objects.filter(annotator=colleague, study=study).exists()
+
+
 def test_a_signed_in_outsider_gets_404_from_submit_in_a_study_others_work_in():
     study = make_study(n_prompts=3)
     insider = enrol(study)
@@ -65,3 +83,22 @@ def test_a_signed_in_outsider_gets_404_from_submit_in_a_study_others_work_in():
     assert on_the_insiders_task.status_code == 404
     assert on_a_made_up_task.status_code == 404
     assert not Label.objects.filter(study=study).exists()
+
+
+def test_a_removed_member_gets_404_from_next_and_submit_in_a_workspace_others_still_work_in():
+    # Removing a member keeps their enrolment (and labels); only the membership check stands
+    # between them and the study, so a membership check not tied to the signed-in user would let
+    # them in as long as anybody else is still a member.
+    study = make_study(n_prompts=4)
+    enrol(study)  # a colleague who stays
+    removed = enrol(study).user
+    client = _signed_in(removed)
+    first = client.get(reverse("api-work-next", args=[study.token])).json()
+    assert _submit(client, study, first["token"]).status_code == 200
+    lease = client.get(reverse("api-work-next", args=[study.token])).json()["token"]
+
+    people.remove_membership(study.workspace, removed)
+
+    assert client.get(reverse("api-work-next", args=[study.token])).status_code == 404
+    assert _submit(client, study, lease).status_code == 404
+    assert Label.objects.filter(annotator=removed).count() == 1
