@@ -25,13 +25,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def parse_args():
+def parse_args(extra=None):
+    """The options every in-process bench shares; `extra(parser)` adds a script's own."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--database", default="postgres://postgres@127.0.0.1:5432/concord_bench_history")
     p.add_argument("--cache", default="redis://127.0.0.1:6379/12")
     p.add_argument("--units", type=int, default=20_000)
     p.add_argument("--blocks", type=int, default=12)
     p.add_argument("--block", type=int, default=100)
+    if extra is not None:
+        extra(p)
     return p.parse_args()
 
 
