@@ -124,10 +124,13 @@ def normal_approximation_n(d, alpha=0.05, target=0.8):
     return (stats.norm.isf(alpha / 2) + stats.norm.isf(1 - target)) ** 2 / d**2
 
 
-def test_the_search_for_n_reaches_two_to_the_fortieth():
-    r = pf.power(3.13e-6, 10)
+# 3.13e-6: an n just above 2**39; 2.7e-6: just below 2**40, past 3 * 2**38 (a doubling search
+# from 3 instead of 2 gives up at 3 * 2**39 without trying 2**40's range)
+@pytest.mark.parametrize("effect", [3.13e-6, 2.7e-6])
+def test_the_search_for_n_reaches_two_to_the_fortieth(effect):
+    r = pf.power(effect, 10)
     assert 2**39 < r.n_for_target <= 2**40 and r.reason == ""
-    assert r.n_for_target == pytest.approx(normal_approximation_n(3.13e-6), rel=1e-5)
+    assert r.n_for_target == pytest.approx(normal_approximation_n(effect), rel=1e-5)
 
 
 def test_an_n_beyond_two_to_the_fortieth_is_too_large_and_the_rest_is_kept():
