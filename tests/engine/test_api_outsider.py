@@ -102,3 +102,22 @@ def test_a_removed_member_gets_404_from_next_and_submit_in_a_workspace_others_st
     assert client.get(reverse("api-work-next", args=[study.token])).status_code == 404
     assert _submit(client, study, lease).status_code == 404
     assert Label.objects.filter(annotator=removed).count() == 1
+
+
+def test_a_colleague_enrolled_in_the_same_study_gets_404_submitting_anothers_task():
+    # The hot submit finds the task by its token joined to the signed-in user: a join not tied to
+    # the user would let one annotator answer (and close) another's lease, under their own name.
+    study = make_study(n_prompts=4)
+    owner, colleague = enrol(study).user, enrol(study).user
+    owners_task = _signed_in(owner).get(reverse("api-work-next", args=[study.token])).json()
+    client = _signed_in(colleague)
+    own_task = client.get(reverse("api-work-next", args=[study.token])).json()
+    assert _submit(client, study, own_task["token"]).status_code == 200  # the hot path is warm
+
+    response = _submit(client, study, owners_task["token"])
+
+    assert response.status_code == 404
+    lease = Assignment.objects.get(token=owners_task["token"])
+    assert lease.annotator == owner and lease.status == Assignment.Status.LEASED
+    assert not Label.objects.filter(assignment=lease).exists()
+    assert Label.objects.filter(annotator=colleague).count() == 1
