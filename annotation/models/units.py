@@ -33,7 +33,9 @@ class Unit(models.Model):
     study = models.ForeignKey(
         "annotation.Study", on_delete=models.CASCADE, related_name="units", db_index=False
     )
-    token = models.CharField(max_length=32, unique=True, default=new_token, editable=False)
+    # Unique by unit_token_unique (a constraint: unique=True would add a LIKE index on
+    # PostgreSQL, maintained on every lease, since taking a slot moves the row out of HOT).
+    token = models.CharField(max_length=32, default=new_token, editable=False)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.PRODUCTION)
     # The prompt of an OUTPUT or PAIR unit; SPA batches span several prompts (see UnitOutput).
@@ -71,6 +73,7 @@ class Unit(models.Model):
                 condition=~Q(external_id=""),
                 name="unit_external_id_unique",
             ),
+            models.UniqueConstraint(fields=["token"], name="unit_token_unique"),
         ]
         indexes = [
             # The pick: next open production unit of a study in shuffled order.

@@ -53,14 +53,23 @@ class Assignment(models.Model):
         db_index=False,
     )
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
-    token = models.CharField(max_length=32, unique=True, default=new_token, editable=False)
+    # Unique by assignment_token_unique: a constraint, not unique=True, which on PostgreSQL also
+    # builds a second (LIKE) index that every lease and every close would maintain for nothing.
+    token = models.CharField(max_length=32, default=new_token, editable=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.LEASED)
     # Position in the annotator's session (1, 2, ...): what they were shown, in order.
     position = models.PositiveIntegerField()
     # Sides, order and letter aliases as drawn for this presentation, mapping back to canonical ids.
     presentation = models.JSONField(default=dict, blank=True)
+    # Indexed only where set (assignment_repeat_of, assignment_guide_version): most leases are
+    # not repeats, and a study without a guide has no version, so most rows need no entry.
     repeat_of = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="repeats"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="repeats",
+        db_index=False,
     )
     guide_version = models.ForeignKey(
         "annotation.GuideVersion",
@@ -68,6 +77,7 @@ class Assignment(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
+        db_index=False,
     )
     leased_at = models.DateTimeField()
     expires_at = models.DateTimeField()
@@ -79,6 +89,7 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [
+            models.UniqueConstraint(fields=["token"], name="assignment_token_unique"),
             models.UniqueConstraint(
                 fields=["annotator", "unit"],
                 condition=Q(purpose="production", status__in=["leased", "submitted"]),
@@ -106,6 +117,16 @@ class Assignment(models.Model):
             ),
             # "Has this annotator ever been shown this unit?" (gold at most once, repeats).
             models.Index(fields=["unit", "annotator"], name="assignment_unit_annotator"),
+            models.Index(
+                fields=["repeat_of"],
+                condition=Q(repeat_of__isnull=False),
+                name="assignment_repeat_of",
+            ),
+            models.Index(
+                fields=["guide_version"],
+                condition=Q(guide_version__isnull=False),
+                name="assignment_guide_version",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -132,13 +153,24 @@ class Label(models.Model):
     choice = models.CharField(max_length=100, blank=True)
     # Likert or continuous score.
     score = models.FloatField(null=True, blank=True)
-    # Pairwise: the canonical winner, the presentation undone (null for a tie).
+    # Pairwise: the canonical winner, the presentation undone (null for a tie). Indexed only
+    # where set (label_winner), as is the guide version (label_guide_version).
     winner = models.ForeignKey(
-        "annotation.System", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        "annotation.System",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
     )
     value = models.JSONField(default=dict, blank=True, help_text="The answer as submitted.")
     guide_version = models.ForeignKey(
-        "annotation.GuideVersion", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        "annotation.GuideVersion",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
     )
     rendered_at = models.DateTimeField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -167,6 +199,12 @@ class Label(models.Model):
         indexes = [
             models.Index(fields=["study", "purpose", "id"], name="label_study_purpose"),
             models.Index(fields=["annotator", "study"], name="label_annotator_study"),
+            models.Index(fields=["winner"], condition=Q(winner__isnull=False), name="label_winner"),
+            models.Index(
+                fields=["guide_version"],
+                condition=Q(guide_version__isnull=False),
+                name="label_guide_version",
+            ),
         ]
 
     def __str__(self) -> str:
