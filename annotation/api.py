@@ -90,7 +90,8 @@ MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
 def _row_reader(model):
-    """(column list, converters) to build `model` instances from raw rows, as the ORM would."""
+    """(attribute names, converters, the primary key's place) to build `model` instances from
+    raw rows, as the ORM would."""
     key = (model, connection.alias, connection.vendor)
     if key not in _ROW_READERS:
         fields = model._meta.concrete_fields
@@ -99,21 +100,38 @@ def _row_reader(model):
             col = field.get_col(model._meta.db_table)
             convs = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
             readers.append((field, convs))
-        _ROW_READERS[key] = ([f.attname for f in fields], readers)
+        names = [f.attname for f in fields]
+        _ROW_READERS[key] = (names, readers, names.index(model._meta.pk.attname))
     return _ROW_READERS[key]
 
 
 _ROW_READERS: dict = {}
 
+# (model, database, primary key) -> (the row's values, the instance made from them). The hot
+# path only reads its user and study, and each request reads the same rows again: an unchanged
+# row gives back the instance made before instead of a new one (building one, with its
+# converters and init signals, costs more than its share of the statement; bench/handler.py).
+_MADE: dict[tuple, tuple] = {}
+_MADE_MAX = 10_000
+
 
 def _instance(model, values):
-    names, readers = _row_reader(model)
+    names, readers, pk_at = _row_reader(model)
+    values = tuple(values)
+    key = (model, connection.alias, values[pk_at])
+    made = _MADE.get(key)
+    if made is not None and made[0] == values:
+        return made[1]
     converted = []
     for value, (field, convs) in zip(values, readers, strict=True):
         for conv in convs:
             value = conv(value, field, connection)
         converted.append(value)
-    return model.from_db(connection.alias, names, converted)
+    instance = model.from_db(connection.alias, names, converted)
+    if len(_MADE) >= _MADE_MAX:
+        _MADE.clear()
+    _MADE[key] = (values, instance)
+    return instance
 
 
 def _columns(model, alias: str) -> str:
@@ -227,14 +245,32 @@ def _accepted_user(request, sign_in: _SignIn, text: str, user_values):
 
 def _verified_user(request, values, session_hash):
     """The user from their columns if django.contrib.auth.get_user would accept them for this
-    session (active, session hash equal), else None; sets request.user when accepted."""
+    session (active, session hash equal), else None; sets request.user when accepted.
+
+    The hash is an HMAC of the password column: for the same instance (the same row, _instance)
+    and the same session hash as last accepted, the answer is the same, and is not worked out
+    again while the secret key it was made with is still the key."""
     user = _instance(get_user_model(), values)
-    if not getattr(user, "is_active", True) or not constant_time_compare(
-        session_hash, user.get_session_auth_hash()
+    accepted = _ACCEPTED.get(user.pk)
+    if (
+        accepted is None
+        or accepted[0] is not user
+        or accepted[2] != settings.SECRET_KEY
+        or not constant_time_compare(session_hash, accepted[1])
     ):
-        return None
+        if not getattr(user, "is_active", True) or not constant_time_compare(
+            session_hash, user.get_session_auth_hash()
+        ):
+            return None
+        if len(_ACCEPTED) >= _MADE_MAX:
+            _ACCEPTED.clear()
+        _ACCEPTED[user.pk] = (user, session_hash, settings.SECRET_KEY)
     request.user = request._cached_user = user
     return user
+
+
+# User id -> (the user instance, the session hash last accepted for it, the secret key then).
+_ACCEPTED: dict = {}
 
 
 def _session_annotator_and_study(request, token: str):

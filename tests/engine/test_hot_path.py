@@ -492,6 +492,35 @@ def test_a_session_rewritten_for_another_user_serves_that_user_not_the_remembere
     assert Label.objects.get().annotator == second.user
 
 
+def test_a_rotated_secret_key_signs_out_a_session_served_before(settings):
+    # The session hash is an HMAC under SECRET_KEY: an accepted hash is remembered only with the
+    # key it was made under (api._verified_user), so a rotated key is not served from memory.
+    study = make_study(n_prompts=3)
+    _, client = signed_in(study)
+    token = client.get(next_url(study)).json()["token"]
+    assert submit_answer(client, study, token).status_code == 200
+    assert client.get(next_url(study)).status_code == 200  # remembered by now
+    settings.SECRET_KEY = "a-rotated-key-" + "x" * 50
+    assert client.get(next_url(study)).status_code == 401
+    assert Label.objects.count() == 1
+
+
+def test_a_user_row_read_again_unchanged_is_the_instance_made_before_and_a_changed_one_is_new():
+    # api._instance hands back the instance made from the same row; any change to the row (here
+    # the name, and then the password) makes a new one, and a new password is verified afresh.
+    study = make_study(n_prompts=3)
+    e, client = signed_in(study)
+    first = client.get(next_url(study)).wsgi_request.user
+    assert client.get(next_url(study)).wsgi_request.user is first
+    e.user.first_name = "Renamed"
+    e.user.save()
+    renamed = client.get(next_url(study)).wsgi_request.user
+    assert renamed is not first and renamed.first_name == "Renamed"
+    e.user.set_password("a-new-password-123")
+    e.user.save()
+    assert client.get(next_url(study)).status_code == 401
+
+
 def test_a_password_changed_in_this_session_keeps_it_signed_in():
     # update_session_auth_hash rewrites the session's hash under the same key: the new text is
     # read, not the remembered hash, which no longer verifies.
