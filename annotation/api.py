@@ -31,7 +31,7 @@ from types import ModuleType
 
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
-from django.db import IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 from django.http import Http404, JsonResponse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
@@ -89,16 +89,16 @@ def annotator_study_or_404(user, token: str) -> Study:
 MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
-def _row_reader(model):
+def _row_reader(model, db):
     """(attribute names, converters, the primary key's place) to build `model` instances from
-    raw rows, as the ORM would."""
-    key = (model, connection.alias, connection.vendor)
+    raw rows of database `db` (a connection), as the ORM would."""
+    key = (model, db.alias, db.vendor)
     if key not in _ROW_READERS:
         fields = model._meta.concrete_fields
         readers = []
         for field in fields:
             col = field.get_col(model._meta.db_table)
-            convs = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+            convs = db.ops.get_db_converters(col) + col.get_db_converters(db)
             readers.append((field, convs))
         names = [f.attname for f in fields]
         _ROW_READERS[key] = (names, readers, names.index(model._meta.pk.attname))
@@ -116,18 +116,19 @@ _MADE_MAX = 10_000
 
 
 def _instance(model, values):
-    names, readers, pk_at = _row_reader(model)
+    db = connections[DEFAULT_DB_ALIAS]  # once: each use of the `connection` proxy looks it up
+    names, readers, pk_at = _row_reader(model, db)
     values = tuple(values)
-    key = (model, connection.alias, values[pk_at])
+    key = (model, db.alias, values[pk_at])
     made = _MADE.get(key)
     if made is not None and made[0] == values:
         return made[1]
     converted = []
     for value, (field, convs) in zip(values, readers, strict=True):
         for conv in convs:
-            value = conv(value, field, connection)
+            value = conv(value, field, db)
         converted.append(value)
-    instance = model.from_db(connection.alias, names, converted)
+    instance = model.from_db(db.alias, names, converted)
     if len(_MADE) >= _MADE_MAX:
         _MADE.clear()
     _MADE[key] = (values, instance)
