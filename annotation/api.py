@@ -248,30 +248,27 @@ def _verified_user(request, values, session_hash):
     """The user from their columns if django.contrib.auth.get_user would accept them for this
     session (active, session hash equal), else None; sets request.user when accepted.
 
-    The hash is an HMAC of the password column: for the same instance (the same row, _instance)
-    and the same session hash as last accepted, the answer is the same, and is not worked out
-    again while the secret key it was made with is still the key."""
+    The hash is an HMAC of the password column under SECRET_KEY. The instance is the same only
+    while its row is (_instance), so it keeps the hash it accepted and the key then, and that
+    hash is not worked out again for it while the key is still the key."""
     user = _instance(get_user_model(), values)
-    accepted = _ACCEPTED.get(user.pk)
+    accepted = getattr(user, _ACCEPTED, None)
     if (
         accepted is None
-        or accepted[0] is not user
-        or accepted[2] != settings.SECRET_KEY
-        or not constant_time_compare(session_hash, accepted[1])
+        or accepted[1] != settings.SECRET_KEY
+        or not constant_time_compare(session_hash, accepted[0])
     ):
         if not getattr(user, "is_active", True) or not constant_time_compare(
             session_hash, user.get_session_auth_hash()
         ):
             return None
-        if len(_ACCEPTED) >= _MADE_MAX:
-            _ACCEPTED.clear()
-        _ACCEPTED[user.pk] = (user, session_hash, settings.SECRET_KEY)
+        setattr(user, _ACCEPTED, (session_hash, settings.SECRET_KEY))
     request.user = request._cached_user = user
     return user
 
 
-# User id -> (the user instance, the session hash last accepted for it, the secret key then).
-_ACCEPTED: dict = {}
+# The attribute of a user instance holding (the session hash it accepted, the secret key then).
+_ACCEPTED = "_concord_accepted_session_hash"
 
 
 def _session_annotator_and_study(request, token: str):

@@ -21,7 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import history  # noqa: E402
 
-# pg_waldump --stats=record rows -> the names printed here.
+# pg_waldump record kinds -> the names printed here. "index entries" are B-tree leaf inserts
+# (a new tuple, or one more heap pointer in a deduplicated posting list), with the rare entry a
+# page split adds to the parent page.
 KINDS = {
     "Btree/INSERT_LEAF": "index entries",
     "Btree/INSERT_POST": "index entries",

@@ -28,6 +28,13 @@ class SkipReason(models.TextChoices):
     OTHER = "other", "Another reason"
 
 
+def where_set(field: str, name: str) -> models.Index:
+    """An index of a nullable foreign key over the rows where it is set: most rows leave it
+    NULL, and an index of every row would take an entry on every lease, close or label for
+    nothing; Django's `SET_NULL` and `PROTECT` lookups (`field = id`) still use it."""
+    return models.Index(fields=[field], condition=Q(**{f"{field}__isnull": False}), name=name)
+
+
 class Assignment(models.Model):
     """One presentation of a unit to one annotator, under its own opaque token."""
 
@@ -61,8 +68,8 @@ class Assignment(models.Model):
     position = models.PositiveIntegerField()
     # Sides, order and letter aliases as drawn for this presentation, mapping back to canonical ids.
     presentation = models.JSONField(default=dict, blank=True)
-    # Indexed only where set (assignment_repeat_of, assignment_guide_version): most leases are
-    # not repeats, and a study without a guide has no version, so most rows need no entry.
+    # Indexed only where set (`where_set`): most leases are not repeats, and a study without a
+    # guide has no version.
     repeat_of = models.ForeignKey(
         "self",
         null=True,
@@ -117,16 +124,8 @@ class Assignment(models.Model):
             ),
             # "Has this annotator ever been shown this unit?" (gold at most once, repeats).
             models.Index(fields=["unit", "annotator"], name="assignment_unit_annotator"),
-            models.Index(
-                fields=["repeat_of"],
-                condition=Q(repeat_of__isnull=False),
-                name="assignment_repeat_of",
-            ),
-            models.Index(
-                fields=["guide_version"],
-                condition=Q(guide_version__isnull=False),
-                name="assignment_guide_version",
-            ),
+            where_set("repeat_of", "assignment_repeat_of"),
+            where_set("guide_version", "assignment_guide_version"),
         ]
 
     def __str__(self) -> str:
@@ -154,7 +153,7 @@ class Label(models.Model):
     # Likert or continuous score.
     score = models.FloatField(null=True, blank=True)
     # Pairwise: the canonical winner, the presentation undone (null for a tie). Indexed only
-    # where set (label_winner), as is the guide version (label_guide_version).
+    # where set (`where_set`), as is the guide version.
     winner = models.ForeignKey(
         "annotation.System",
         null=True,
@@ -199,12 +198,8 @@ class Label(models.Model):
         indexes = [
             models.Index(fields=["study", "purpose", "id"], name="label_study_purpose"),
             models.Index(fields=["annotator", "study"], name="label_annotator_study"),
-            models.Index(fields=["winner"], condition=Q(winner__isnull=False), name="label_winner"),
-            models.Index(
-                fields=["guide_version"],
-                condition=Q(guide_version__isnull=False),
-                name="label_guide_version",
-            ),
+            where_set("winner", "label_winner"),
+            where_set("guide_version", "label_guide_version"),
         ]
 
     def __str__(self) -> str:
