@@ -15,7 +15,8 @@ Studies are bulk-loaded once into the benchmark database and reset between scena
 
 Beside each run: CPU per label of the gunicorn workers and of the PostgreSQL backends serving the
 run's database (not the whole server: the machine is shared), the cores both keep busy, and the
-transactions per label PostgreSQL counted for that database (pg_stat_database). A counting run
+transactions per label PostgreSQL counted for that database (pg_stat_database), and
+the rows its tables gave to sequential scans per label (pg_stat_user_tables). A counting run
 (one annotator, `--count-labels` labels, through bench/counting_wsgi.py) adds the statements,
 transactions and Redis commands per label counted at the drivers.
 
@@ -251,6 +252,18 @@ def transactions(url: str) -> int:
     return row[0]
 
 
+def seq_rows(url: str) -> int:
+    """Rows this database's tables have given to sequential scans so far (pg_stat_user_tables;
+    published as `transactions` are). Per label it should stay near zero: the hot statements
+    read by index, and a generic plan made while the tables were small shows here."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(
+            "SELECT coalesce(sum(seq_tup_read), 0)::bigint FROM pg_stat_user_tables"
+        ).fetchone()[0]
+
+
 # Time for idle backends to publish their statistics (PostgreSQL flushes them after 1 s idle).
 STATS_SETTLE = 1.5
 
@@ -265,7 +278,7 @@ class Measure:
     def start(self):
         time.sleep(STATS_SETTLE)
         self.pids, self.backends = worker_pids(self.master), backend_pids(self.url)
-        self.xact0 = transactions(self.url)
+        self.xact0, self.seq0 = transactions(self.url), seq_rows(self.url)
         self.cpu0, self.pg0 = cpu_seconds(self.pids), cpu_seconds(self.backends)
         self.t0 = time.monotonic()
         return self.t0
@@ -274,6 +287,7 @@ class Measure:
         cpu1, pg1 = cpu_seconds(self.pids), cpu_seconds(self.backends)
         time.sleep(STATS_SETTLE)
         xacts = transactions(self.url) - self.xact0
+        seq = seq_rows(self.url) - self.seq0
         n = max(labels, 1)
         web, pg = cpu1 - self.cpu0, pg1 - self.pg0
         return {
@@ -283,6 +297,7 @@ class Measure:
             "web_cores": round(web / elapsed, 2),
             "pg_cores": round(pg / elapsed, 2),
             "xacts_per_label": xacts / n,
+            "seq_rows_per_label": seq / n,
             "rss_mib_per_worker": round(max(rss_mib(p) for p in self.pids), 1),
             "rss_mib_total": round(sum(rss_mib(p) for p in self.pids) + rss_mib(self.master), 1),
         }
@@ -765,7 +780,8 @@ def main():
         print(f"\nEXPLAIN ANALYZE of the pick, study of {size:,} units:\n{explain_pick(study)}\n")
     print(
         "\nround api   units      clients think  labels/s  x floor  next p50/p99 ms"
-        "  submit p50/p99 ms  errors  CPU ms/label web+pg  cores web+pg  xact/label  load"
+        "  submit p50/p99 ms  errors  CPU ms/label web+pg  cores web+pg  xact/label"
+        "  seq rows/label  load"
     )
     for r in report:
         ratio = f"{r['floor_ratio']:.2f}" if "floor_ratio" in r else ""
@@ -776,7 +792,7 @@ def main():
             f"{r['submit_p99']:<8.1f} {r['errors']:>6}  "
             f"{r['web_cpu_ms_per_label']:>5.2f}+{r['pg_cpu_ms_per_label']:<5.2f}"
             f"          {r['web_cores']:>4.2f}+{r['pg_cores']:<4.2f}"
-            f"  {r['xacts_per_label']:>8.2f}  {r['load']}"
+            f"  {r['xacts_per_label']:>8.2f}  {r['seq_rows_per_label']:>14.1f}  {r['load']}"
         )
     if counted:
         print("\ncounted on one annotator (next + submit), per label:")
