@@ -251,7 +251,13 @@ def _execute(cursor, sql: str, params, *, prepare: bool = True):
     annotator's assignments is a scan per candidate, and it stays one as they grow (until an
     ANALYZE replans it). The statements of the injected positions (gold, attention, repeats: a
     tenth of the labels) are therefore planned each time: a fraction of a millisecond each,
-    against a cost that would grow with the annotator's history."""
+    against a cost that would grow with the annotator's history.
+
+    The per-label statements keep their prepared plans. Made on a new installation, whose
+    assignment table is still a page or two, their per-candidate probes are scans too, until
+    autovacuum's ANALYZE replans them or the connection is renewed (DB_CONN_MAX_AGE, 60 s by
+    default): a minute or so, once. Beside earlier work they probe its indexes (checked with a
+    finished study's 300,000 labels in the tables: bench/loop_data.py, `past_work`)."""
     if _pg():
         # Django's wrapper turns psycopg's errors into django.db's (IntegrityError and the rest).
         with connection.wrap_database_errors:
