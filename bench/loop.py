@@ -14,11 +14,11 @@ checks the invariants afterwards.
 Studies are bulk-loaded once into the benchmark database and reset between scenarios.
 
 Beside each run: CPU per label of the gunicorn workers and of the PostgreSQL backends serving the
-run's database (not the whole server: the machine is shared), the cores both keep busy, and the
-transactions per label PostgreSQL counted for that database (pg_stat_database), and
-the rows its tables gave to sequential scans per label (pg_stat_user_tables). A counting run
-(one annotator, `--count-labels` labels, through bench/counting_wsgi.py) adds the statements,
-transactions and Redis commands per label counted at the drivers.
+run's database (not the whole server: the machine is shared), the cores both keep busy, the
+transactions per label PostgreSQL counted for that database (pg_stat_database), and the rows its
+tables gave to sequential scans per label (pg_stat_user_tables). A counting run (one annotator,
+`--count-labels` labels, through bench/counting_wsgi.py) adds the statements, transactions and
+Redis commands per label counted at the drivers.
 
 With `--floor DIR` the floor (DIR/floor_app.py: the same loop as two prepared statements in a bare
 Django, see DIR/README.md) runs in the same minutes, scenario by scenario, under the same gunicorn

@@ -26,11 +26,10 @@ def bench_study(n_units: int, n_gold: int = 200) -> Study:
     return _study(f"bench-{n_units}", n_units, n_gold)
 
 
-# The finished study of `past_work`: its units, each labelled by OVERLAP of PAST_ANNOTATORS.
+# The finished study of `past_work`: its units, each labelled by `overlap` of PAST_ANNOTATORS.
 PAST_STUDY = "bench-past"
 PAST_UNITS = 100_000
 PAST_ANNOTATORS = 64
-OVERLAP = 3
 
 
 def past_work() -> Study:
@@ -42,21 +41,19 @@ def past_work() -> Study:
     or two: the pick's `NOT EXISTS` probe becomes a sequential scan per candidate, which grows
     with every label of the run (a 20 s run ends before autovacuum would replan it). The floor's
     label table keeps its earlier runs' labels, so it never measured that."""
-    study = Study.objects.filter(name=PAST_STUDY).first()
-    if study is not None:
-        return study
     study = _study(PAST_STUDY, PAST_UNITS, n_gold=0)
+    if study.status == Study.Status.CLOSED:  # set with the work, in the same transaction
+        return study
     t0 = time.monotonic()
-    User = get_user_model()
-    ids = [User.objects.get_or_create(username=f"bench-{i}")[0].pk for i in range(PAST_ANNOTATORS)]
+    ids = [user.pk for user in bench_users(PAST_ANNOTATORS)]
     with transaction.atomic(), connection.cursor() as c:
-        # Unit i's k-th label is by annotator (i + 21k) mod 64: three different people.
+        # Unit n's k-th label is by annotator (n + k * stride) mod 64: `overlap` different people.
         c.execute(
             "CREATE TEMPORARY TABLE past ON COMMIT DROP AS"
-            " SELECT u.id AS unit_id, (%s::int[])[1 + (u.n + 21 * k) %% %s] AS annotator_id,"
+            " SELECT u.id AS unit_id, (%s::int[])[1 + (u.n + %s * k) %% %s] AS annotator_id,"
             " k, u.n FROM (SELECT id, row_number() OVER (ORDER BY id) AS n"
             " FROM annotation_unit WHERE study_id = %s) u, generate_series(0, %s) k",
-            (ids, PAST_ANNOTATORS, study.id, OVERLAP - 1),
+            (ids, PAST_ANNOTATORS // study.overlap, PAST_ANNOTATORS, study.id, study.overlap - 1),
         )
         c.execute(
             "INSERT INTO annotation_assignment (study_id, unit_id, annotator_id, purpose, token,"
@@ -81,7 +78,7 @@ def past_work() -> Study:
         c.execute("VACUUM ANALYZE annotation_assignment")
         c.execute("VACUUM ANALYZE annotation_label")
     print(
-        f"loaded the earlier study's {PAST_UNITS * OVERLAP:,} labels in"
+        f"loaded the earlier study's {PAST_UNITS * study.overlap:,} labels in"
         f" {time.monotonic() - t0:.0f} s",
         flush=True,
     )
@@ -89,6 +86,7 @@ def past_work() -> Study:
 
 
 def _study(name: str, n_units: int, n_gold: int) -> Study:
+    """The study of this name: n_units output units (n_gold of them gold), loaded once."""
     study = Study.objects.filter(name=name).first()
     if study is not None:
         return study
@@ -191,13 +189,8 @@ def annotators(study: Study, n: int) -> list[dict]:
     from annotation.models import ApiToken
     from annotation.services.api_tokens import create_token
 
-    User = get_user_model()
     people = []
-    for i in range(n):
-        user, _ = User.objects.get_or_create(username=f"bench-{i}")
-        if user.has_usable_password():
-            user.set_unusable_password()
-            user.save()
+    for user in bench_users(n):
         people_service.enrol(study, user, qualified_at=timezone.now())
         session = SessionStore()
         session["_auth_user_id"] = str(user.pk)
@@ -209,6 +202,19 @@ def annotators(study: Study, n: int) -> list[dict]:
         token = create_token(user, "bench").secret
         people.append({"session": session.session_key, "csrf": csrf, "id": user.pk, "token": token})
     return people
+
+
+def bench_users(n: int) -> list:
+    """The bench's annotators `bench-0` ... `bench-<n-1>`, made once, without a password."""
+    User = get_user_model()
+    users = []
+    for i in range(n):
+        user, _ = User.objects.get_or_create(username=f"bench-{i}")
+        if user.has_usable_password():
+            user.set_unusable_password()
+            user.save()
+        users.append(user)
+    return users
 
 
 def new_key() -> str:
